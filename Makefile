@@ -1,0 +1,38 @@
+# tunecon's one Makefile: CI runs `make test`, newcomers run `make demo`.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin
+PROBLEM ?= blog
+APT_PACKAGES_PERF := wrk
+
+.PHONY: help build test test-go test-webapps demo perf lint deps
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+deps: ## download the Go modules
+	@$(GO) mod download
+	@cd problems/blog/webapp/go && $(GO) mod download
+
+build: deps ## build bin/tunecon
+	$(GO) build -o $(BIN)/tunecon ./cmd/tunecon
+
+test: deps lint test-go test-webapps ## the whole test suite (what CI runs)
+
+test-go:
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-webapps: ## vet and build the Go reference apps (their own modules)
+	cd problems/blog/webapp/go && $(GO) vet ./... && $(GO) build -o /dev/null .
+
+demo: build ## start the example problem's app, benchmark it, print the result
+	$(BIN)/tunecon try example --duration 20s
+
+perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
+	@command -v wrk >/dev/null || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES_PERF) >/dev/null; else echo "perf needs wrk: apt-get install wrk"; exit 1; fi; }
+	$(GO) build -o $(BIN)/perf ./tools/perf
+	$(BIN)/perf
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...

@@ -1,0 +1,156 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/PuerkitoBio/goquery"
+)
+
+// Manifest maps an asset's URL path (such as "/static/css/blog.css") to the
+// hex SHA-256 of its exact bytes.
+type Manifest map[string]string
+
+// ManifestFromFS hashes every file under dir in fsys and maps it to prefix +
+// its path below dir.
+func ManifestFromFS(fsys fs.FS, dir, prefix string) (Manifest, error) {
+	m := Manifest{}
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		rel := p
+		if dir != "." {
+			rel = strings.TrimPrefix(p, dir+"/")
+		}
+		m[path.Join(prefix, rel)] = sha256Hex(data)
+		return nil
+	})
+	return m, err
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// AssetLinks lists the same-origin assets an HTML page references, in order,
+// without repeats: stylesheets, scripts and images.
+func AssetLinks(res *Response) ([]string, error) {
+	doc, err := res.Document()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(ref string) {
+		if ref == "" {
+			return
+		}
+		u, err := res.URL.Parse(ref)
+		if err != nil || u.Host != res.URL.Host {
+			return
+		}
+		if p := u.RequestURI(); !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	doc.Find("link[href]").Each(func(_ int, s *goquery.Selection) {
+		if rel, _ := s.Attr("rel"); rel == "stylesheet" || rel == "icon" {
+			add(s.AttrOr("href", ""))
+		}
+	})
+	doc.Find("script[src], img[src]").Each(func(_ int, s *goquery.Selection) {
+		add(s.AttrOr("src", ""))
+	})
+	return out, nil
+}
+
+// AssetResult is one asset fetch of a page.
+type AssetResult struct {
+	Path string
+	// Fetched: the asset came over the network (200, or 304 to a conditional
+	// request) and matched the manifest. Cache hits without a request and
+	// failures are not Fetched.
+	Fetched bool
+	Err     error
+}
+
+// FetchAssets fetches the assets a page references as a browser would (a few
+// at a time, through the agent's cache) and verifies each fetched body against
+// the manifest. A hash mismatch is critical; an asset missing from the
+// manifest or answered with another status is an application error.
+func (a *Agent) FetchAssets(ctx context.Context, page *Response) ([]AssetResult, error) {
+	links, err := AssetLinks(page)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]AssetResult, len(links))
+	sem := make(chan struct{}, DefaultAssetParallelism)
+	var wg sync.WaitGroup
+	for i, p := range links {
+		out[i].Path = p
+		want, known := a.manifest[pathOnly(p)]
+		if !known {
+			out[i].Err = &Error{Code: "asset-unknown", Class: ClassApplication, Request: page.Endpoint,
+				Message: "page references " + p + ", which is not one of the problem's assets"}
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i].Fetched, out[i].Err = a.fetchAsset(ctx, p, want)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (a *Agent) fetchAsset(ctx context.Context, p, want string) (bool, error) {
+	endpoint := "GET " + pathOnly(p)
+	res, err := a.Get(ctx, endpoint, p)
+	if err != nil {
+		return false, err
+	}
+	if res.FromCache {
+		return false, nil
+	}
+	if err := res.Check(Status(200)); err != nil {
+		return false, err
+	}
+	if res.Revalidated {
+		return true, nil // the cached body was verified when it was fetched
+	}
+	if got := sha256Hex(res.Body); got != want {
+		return false, &Error{Code: "asset-hash", Class: ClassCritical, Request: endpoint, URL: res.URL.String(),
+			Message: "asset content differs from the original (" + shortHash(got) + " instead of " + shortHash(want) + ")"}
+	}
+	return true, nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return "sha256:" + h[:12]
+	}
+	return "sha256:" + h
+}
+
+func pathOnly(requestURI string) string {
+	for i, c := range requestURI {
+		if c == '?' || c == '#' {
+			return requestURI[:i]
+		}
+	}
+	return requestURI
+}

@@ -1,0 +1,95 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"testing/fstest"
+
+	"github.com/tunecon/tunecon/engine"
+)
+
+func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
+	t.Parallel()
+	files := fstest.MapFS{
+		"css/a.css": {Data: []byte("body{color:red}")},
+		"js/a.js":   {Data: []byte("console.log(1)")},
+		"img/a.png": {Data: []byte("\x89PNG fake")},
+	}
+	manifest, err := engine.ManifestFromFS(files, ".", "/static")
+	if err != nil || len(manifest) != 3 || manifest["/static/css/a.css"] == "" {
+		t.Fatalf("manifest %v %v", manifest, err)
+	}
+	page := `<html><head><link rel="stylesheet" href="/static/css/a.css"><script src="/static/js/a.js"></script></head>
+<body><img src="static/img/a.png"><img src="http://elsewhere.example/x.png">%s</body></html>`
+	cases := []struct {
+		name    string
+		extra   string
+		serve   func(w http.ResponseWriter, r *http.Request) bool
+		class   engine.Class
+		code    string
+		wantErr bool
+	}{
+		{name: "all right"},
+		{name: "one byte changed", serve: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/static/js/a.js" {
+				fmt.Fprint(w, "console.log(2)")
+				return true
+			}
+			return false
+		}, wantErr: true, class: engine.ClassCritical, code: "asset-hash"},
+		{name: "missing", serve: func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path == "/static/img/a.png" {
+				http.NotFound(w, r)
+				return true
+			}
+			return false
+		}, wantErr: true, class: engine.ClassApplication, code: "status"},
+		{name: "unknown asset", extra: `<img src="/static/img/other.png">`, wantErr: true, class: engine.ClassApplication, code: "asset-unknown"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if c.serve != nil && c.serve(w, r) {
+					return
+				}
+				if r.URL.Path == "/" {
+					fmt.Fprintf(w, page, c.extra)
+					return
+				}
+				http.StripPrefix("/static/", http.FileServerFS(files)).ServeHTTP(w, r)
+			}))
+			a := engine.NewAgent(target, engine.AgentConfig{}, manifest)
+			res, err := a.Get(context.Background(), "GET /", "/")
+			if err != nil {
+				t.Fatal(err)
+			}
+			results, err := a.FetchAssets(context.Background(), res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var firstErr error
+			fetched := 0
+			for _, r := range results {
+				if r.Err != nil && firstErr == nil {
+					firstErr = r.Err
+				}
+				if r.Fetched {
+					fetched++
+				}
+			}
+			if !c.wantErr {
+				if firstErr != nil || fetched != 3 {
+					t.Fatalf("want 3 verified assets, got %d, err %v", fetched, firstErr)
+				}
+				return
+			}
+			var e *engine.Error
+			if !errors.As(firstErr, &e) || e.Class != c.class || e.Code != c.code {
+				t.Fatalf("got %v, want class %s code %s", firstErr, c.class, c.code)
+			}
+		})
+	}
+}

@@ -1,0 +1,172 @@
+package engine
+
+import (
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Latency histogram bounds: 1 µs to 2 minutes at 3 significant figures, a
+// fixed few hundred KB per endpoint however long the run.
+const (
+	histMinMicros = 1
+	histMaxMicros = 120_000_000
+	histSigFigs   = 3
+)
+
+type endpointStat struct {
+	mu     sync.Mutex
+	hist   *hdrhistogram.Histogram
+	errors atomic.Int64
+}
+
+// stats keeps per-endpoint latency histograms and a per-second timeline of
+// the load phase.
+type stats struct {
+	mu        sync.RWMutex
+	endpoints map[string]*endpointStat
+
+	requests  atomic.Int64 // load-phase requests answered or failed
+	slow      atomic.Int64 // load-phase requests slower than slowAfter
+	slowAfter time.Duration
+	timeline  []timelineSlot
+	start     atomic.Int64 // load start, unix nanoseconds; 0 before load
+	now       func() time.Time
+}
+
+type timelineSlot struct {
+	requests atomic.Int64
+	errors   atomic.Int64
+	users    atomic.Int64
+}
+
+func newStats(now func() time.Time, loadSeconds int) *stats {
+	return &stats{endpoints: map[string]*endpointStat{}, now: now, timeline: make([]timelineSlot, loadSeconds+1)}
+}
+
+func (s *stats) endpoint(name string) *endpointStat {
+	s.mu.RLock()
+	e := s.endpoints[name]
+	s.mu.RUnlock()
+	if e != nil {
+		return e
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e = s.endpoints[name]; e == nil {
+		e = &endpointStat{hist: hdrhistogram.New(histMinMicros, histMaxMicros, histSigFigs)}
+		s.endpoints[name] = e
+	}
+	return e
+}
+
+// slot returns the current timeline slot, or nil outside the load phase.
+func (s *stats) slot() *timelineSlot {
+	start := s.start.Load()
+	if start == 0 {
+		return nil
+	}
+	i := int(s.now().UnixNano()-start) / int(time.Second)
+	if i < 0 || i >= len(s.timeline) {
+		return nil
+	}
+	return &s.timeline[i]
+}
+
+// request records one answered request's latency.
+func (s *stats) request(endpoint string, d time.Duration) {
+	e := s.endpoint(endpoint)
+	us := max(d.Microseconds(), histMinMicros)
+	e.mu.Lock()
+	_ = e.hist.RecordValue(min(us, histMaxMicros))
+	e.mu.Unlock()
+	if sl := s.slot(); sl != nil {
+		s.requests.Add(1)
+		sl.requests.Add(1)
+		if s.slowAfter > 0 && d > s.slowAfter {
+			s.slow.Add(1)
+		}
+	}
+}
+
+// failed records a request that got no usable answer (it has no latency).
+func (s *stats) failed(endpoint string) {
+	if sl := s.slot(); sl != nil {
+		s.requests.Add(1)
+		sl.requests.Add(1)
+	}
+	s.endpoint(endpoint)
+}
+
+// charged records an error charged to an endpoint.
+func (s *stats) charged(endpoint string) {
+	if endpoint != "" {
+		s.endpoint(endpoint).errors.Add(1)
+	}
+	if sl := s.slot(); sl != nil {
+		sl.errors.Add(1)
+	}
+}
+
+func (s *stats) setUsers(n int) {
+	if sl := s.slot(); sl != nil {
+		sl.users.Store(int64(n))
+	}
+}
+
+// EndpointResult is one row of the per-endpoint table.
+type EndpointResult struct {
+	Name   string  `json:"name"`
+	Count  int64   `json:"count"`
+	Errors int64   `json:"errors"`
+	P50ms  float64 `json:"p50_ms"`
+	P90ms  float64 `json:"p90_ms"`
+	P99ms  float64 `json:"p99_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
+// TimelineSecond is one second of the load phase.
+type TimelineSecond struct {
+	Second   int   `json:"second"`
+	Requests int64 `json:"requests"`
+	Errors   int64 `json:"errors"`
+	Users    int64 `json:"users"`
+}
+
+func (s *stats) endpointResults() []EndpointResult {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]EndpointResult, 0, len(s.endpoints))
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	for name, e := range s.endpoints {
+		e.mu.Lock()
+		r := EndpointResult{Name: name, Count: e.hist.TotalCount(), Errors: e.errors.Load()}
+		if r.Count > 0 {
+			r.P50ms = ms(e.hist.ValueAtQuantile(50))
+			r.P90ms = ms(e.hist.ValueAtQuantile(90))
+			r.P99ms = ms(e.hist.ValueAtQuantile(99))
+			r.MaxMs = ms(e.hist.Max())
+		}
+		e.mu.Unlock()
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func (s *stats) timelineResults(seconds int) []TimelineSecond {
+	seconds = min(seconds, len(s.timeline))
+	out := make([]TimelineSecond, seconds)
+	var users int64
+	for i := range seconds {
+		sl := &s.timeline[i]
+		if u := sl.users.Load(); u > 0 {
+			users = u
+		}
+		out[i] = TimelineSecond{Second: i, Requests: sl.requests.Load(), Errors: sl.errors.Load(), Users: users}
+	}
+	return out
+}

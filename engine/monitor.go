@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Self-monitoring thresholds: past either, the benchmarker was the bottleneck
+// and the score measures it rather than the target.
+const (
+	// SaturatedCPUShare is the share of the cores it may use that the
+	// benchmarker used during the load phase.
+	SaturatedCPUShare = 0.85
+	// SaturatedSchedLag is the 99th percentile of how late a 10 ms timer fired.
+	SaturatedSchedLag = 100 * time.Millisecond
+	monitorTick       = 10 * time.Millisecond
+)
+
+// BenchmarkerStats is how the benchmarker itself fared during the load phase.
+type BenchmarkerStats struct {
+	Saturated    bool    `json:"saturated"`
+	Reason       string  `json:"reason,omitempty"`
+	CPUSeconds   float64 `json:"cpu_seconds"`
+	CPUShare     float64 `json:"cpu_share"`
+	Cores        int     `json:"cores"`
+	SchedLagP99  float64 `json:"sched_lag_p99_ms"`
+	SchedLagMax  float64 `json:"sched_lag_max_ms"`
+	GCCycles     uint32  `json:"gc_cycles"`
+	GCPauseMs    float64 `json:"gc_pause_ms"`
+	MaxGoroutine int     `json:"max_goroutines"`
+}
+
+// monitor watches the benchmarker's own CPU use, GC and scheduling lag.
+type monitor struct {
+	stop      chan struct{}
+	done      chan struct{}
+	mu        sync.Mutex
+	lag       *hdrhistogram.Histogram
+	maxG      int
+	startCPU  time.Duration
+	startWall time.Time
+	startGC   runtime.MemStats
+}
+
+func startMonitor() *monitor {
+	m := &monitor{stop: make(chan struct{}), done: make(chan struct{}), lag: hdrhistogram.New(1, 60_000_000, 2)}
+	m.startCPU = processCPU()
+	m.startWall = time.Now()
+	runtime.ReadMemStats(&m.startGC)
+	go m.loop()
+	return m
+}
+
+func (m *monitor) loop() {
+	defer close(m.done)
+	t := time.NewTicker(monitorTick)
+	defer t.Stop()
+	last := time.Now()
+	for n := 0; ; n++ {
+		select {
+		case <-m.stop:
+			return
+		case now := <-t.C:
+			late := now.Sub(last) - monitorTick
+			last = now
+			m.mu.Lock()
+			_ = m.lag.RecordValue(max(late.Microseconds(), 1))
+			if n%50 == 0 {
+				m.maxG = max(m.maxG, runtime.NumGoroutine())
+			}
+			m.mu.Unlock()
+		}
+	}
+}
+
+func (m *monitor) finish() BenchmarkerStats {
+	close(m.stop)
+	<-m.done
+	wall := time.Since(m.startWall)
+	cpu := processCPU() - m.startCPU
+	var gc runtime.MemStats
+	runtime.ReadMemStats(&gc)
+	cores := min(runtime.GOMAXPROCS(0), runtime.NumCPU())
+	s := BenchmarkerStats{
+		CPUSeconds:   cpu.Seconds(),
+		Cores:        cores,
+		GCCycles:     gc.NumGC - m.startGC.NumGC,
+		GCPauseMs:    float64(gc.PauseTotalNs-m.startGC.PauseTotalNs) / 1e6,
+		MaxGoroutine: m.maxG,
+	}
+	if wall > 0 {
+		s.CPUShare = cpu.Seconds() / (wall.Seconds() * float64(cores))
+	}
+	m.mu.Lock()
+	s.SchedLagP99 = float64(m.lag.ValueAtQuantile(99)) / 1000
+	s.SchedLagMax = float64(m.lag.Max()) / 1000
+	m.mu.Unlock()
+	switch {
+	case s.CPUShare >= SaturatedCPUShare:
+		s.Saturated = true
+		s.Reason = fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) (limit %.0f%%)", 100*s.CPUShare, cores, 100*SaturatedCPUShare)
+	case s.SchedLagP99 >= float64(SaturatedSchedLag.Milliseconds()):
+		s.Saturated = true
+		s.Reason = fmt.Sprintf("the benchmarker's timers fired up to %.0f ms late (p99; limit %s)", s.SchedLagP99, SaturatedSchedLag)
+	}
+	return s
+}

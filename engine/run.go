@@ -1,0 +1,475 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of a run's phases.
+const (
+	DefaultInitializeTimeout = 30 * time.Second
+	DefaultPreCheckTimeout   = 60 * time.Second
+	DefaultLoadDuration      = 60 * time.Second
+	DefaultFinalCheckTimeout = 30 * time.Second
+	// DefaultGrace is how long past its deadline the watchdog waits for a
+	// phase to return before it ends the phase itself.
+	DefaultGrace = 3 * time.Second
+	// ErrorPause is how long a user rests after a session that ended in an error.
+	ErrorPause = 500 * time.Millisecond
+	// MinSession is the least time a user session takes; a faster one is
+	// padded so that a broken target cannot make users spin.
+	MinSession = 10 * time.Millisecond
+)
+
+// Phase names, in order.
+const (
+	PhaseInitialize = "initialize"
+	PhasePreCheck   = "pre-check"
+	PhaseLoad       = "load"
+	PhaseFinalCheck = "final-check"
+)
+
+// Option configures a Bench.
+type Option func(*Bench)
+
+// WithInitializeTimeout sets the initialize phase's deadline.
+func WithInitializeTimeout(d time.Duration) Option { return func(b *Bench) { b.initTimeout = d } }
+
+// WithPreCheckTimeout sets the pre-check phase's deadline.
+func WithPreCheckTimeout(d time.Duration) Option { return func(b *Bench) { b.preTimeout = d } }
+
+// WithLoadDuration sets how long the load phase runs.
+func WithLoadDuration(d time.Duration) Option { return func(b *Bench) { b.loadDuration = d } }
+
+// WithFinalCheckTimeout sets the final check's deadline.
+func WithFinalCheckTimeout(d time.Duration) Option { return func(b *Bench) { b.finalTimeout = d } }
+
+// WithGrace sets how long the watchdog waits past a phase's deadline.
+func WithGrace(d time.Duration) Option { return func(b *Bench) { b.grace = d } }
+
+// WithWorkload sets the number of users the load phase starts with,
+// overriding the scenario's LoadPolicy.StartUsers.
+func WithWorkload(n int) Option { return func(b *Bench) { b.workload = n } }
+
+// WithSeed sets the seed of every random choice of the run.
+func WithSeed(seed uint64) Option { return func(b *Bench) { b.seed = seed } }
+
+// WithStaffLog sets where error details and controller decisions are written.
+func WithStaffLog(w io.Writer) Option { return func(b *Bench) { b.staff = w } }
+
+// WithClock replaces the wall clock the run reads.
+func WithClock(now func() time.Time) Option { return func(b *Bench) { b.now = now } }
+
+// Bench runs a scenario against one target.
+type Bench struct {
+	scenario     Scenario
+	target       *url.URL
+	initTimeout  time.Duration
+	preTimeout   time.Duration
+	loadDuration time.Duration
+	finalTimeout time.Duration
+	grace        time.Duration
+	workload     int
+	seed         uint64
+	staff        io.Writer
+	now          func() time.Time
+
+	current atomic.Pointer[Run]
+}
+
+// New prepares a benchmark of target (the base URL of the app).
+func New(s Scenario, target *url.URL, opts ...Option) *Bench {
+	b := &Bench{
+		scenario: s, target: target,
+		initTimeout: DefaultInitializeTimeout, preTimeout: DefaultPreCheckTimeout,
+		loadDuration: DefaultLoadDuration, finalTimeout: DefaultFinalCheckTimeout,
+		grace: DefaultGrace, staff: io.Discard, now: time.Now,
+	}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// Run is one benchmark run as the scenario sees it.
+type Run struct {
+	// Target is the base URL of the app under test.
+	Target *url.URL
+	// Seed drives every random choice of the run.
+	Seed uint64
+
+	meta      Meta
+	policy    LoadPolicy
+	b         *Bench
+	col       *collector
+	led       *ledger
+	st        *stats
+	shared    *http.Transport
+	agentCfg  AgentConfig
+	phase     atomic.Value // string
+	started   time.Time
+	users     atomic.Int64
+	staffMu   sync.Mutex
+	stopLoad  atomic.Pointer[context.CancelFunc]
+	loadEnded atomic.Bool
+}
+
+// User is one virtual user: an Agent with its own random stream.
+type User struct {
+	*Agent
+	ID   int
+	Rand *rand.Rand
+	run  *Run
+}
+
+// Score adds one count of a score tag (load phase only).
+func (u *User) Score(tag string) { u.run.ScoreN(u.ID, tag, 1) }
+
+// ScoreN adds n counts of a score tag (load phase only).
+func (u *User) ScoreN(tag string, n int64) { u.run.ScoreN(u.ID, tag, n) }
+
+// Think waits a random time in [lo, hi], as a person reading a page would.
+// It returns false if ctx ended first.
+func (u *User) Think(ctx context.Context, lo, hi time.Duration) bool {
+	d := lo
+	if hi > lo {
+		d += time.Duration(u.Rand.Int64N(int64(hi - lo)))
+	}
+	return Sleep(ctx, d)
+}
+
+// Sleep waits d or until ctx ends; it reports whether the whole wait passed.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// NewAgent returns an agent for the target that reports to this run's
+// statistics and uses the scenario's connection policy.
+func (r *Run) NewAgent() *Agent {
+	var rt http.RoundTripper = r.shared
+	if r.agentCfg.Pool == PoolPerUser {
+		rt = newTransport(r.agentCfg)
+	}
+	return newAgent(r.Target, r.agentCfg, rt, r.st, r.meta.Assets, r.b.now)
+}
+
+// Rand returns a random source for a stream of the run's seed; the same seed
+// and stream always give the same sequence.
+func (r *Run) Rand(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(r.Seed, stream)) }
+
+// Now reads the run's clock.
+func (r *Run) Now() time.Time { return r.b.now() }
+
+// Phase is the name of the running phase.
+func (r *Run) Phase() string { p, _ := r.phase.Load().(string); return p }
+
+// LoadEnded reports whether the load phase is over (checks scheduled for
+// later should then be dropped, not failed).
+func (r *Run) LoadEnded() bool { return r.loadEnded.Load() }
+
+// ScoreN adds n counts of a score tag; hint spreads concurrent adds (a user id).
+func (r *Run) ScoreN(hint int, tag string, n int64) {
+	if err := r.led.add(hint, tag, n); err != nil {
+		r.Error(err)
+	}
+}
+
+// Error records a failure. A critical error during the load phase ends the
+// load early: the run has failed anyway.
+func (r *Run) Error(err error) {
+	e, charged := r.col.add(r.Phase(), err)
+	if !charged {
+		return
+	}
+	if e.Class != ClassInternal {
+		r.st.charged(e.Request)
+	}
+	if e.Class == ClassCritical && r.Phase() == PhaseLoad {
+		if stop := r.stopLoad.Load(); stop != nil {
+			(*stop)()
+		}
+	}
+}
+
+// Logf writes a line to the staff log.
+func (r *Run) Logf(format string, args ...any) {
+	r.staffMu.Lock()
+	defer r.staffMu.Unlock()
+	fmt.Fprintf(r.b.staff, "%s %-8s %s\n", r.Now().UTC().Format("15:04:05.000"), r.Phase(), fmt.Sprintf(format, args...))
+}
+
+// Progress is a live view of a running benchmark.
+type Progress struct {
+	Phase   string
+	Elapsed time.Duration
+	// LoadElapsed is the time since the load phase started (0 before it).
+	LoadElapsed time.Duration
+	Score       float64
+	Requests    int64
+	Errors      int64
+	Users       int
+}
+
+// Progress returns the running benchmark's state; it is safe to call from
+// any goroutine, also before and after Run.
+func (b *Bench) Progress() Progress {
+	r := b.current.Load()
+	if r == nil {
+		return Progress{}
+	}
+	var loadElapsed time.Duration
+	if start := r.st.start.Load(); start != 0 {
+		loadElapsed = time.Duration(b.now().UnixNano() - start)
+	}
+	return Progress{
+		Phase: r.Phase(), Elapsed: b.now().Sub(r.started), LoadElapsed: loadElapsed, Score: r.led.raw(),
+		Requests: r.st.requests.Load(), Errors: r.col.snapshot().Charged(), Users: int(r.users.Load()),
+	}
+}
+
+// Run carries out the four phases and returns the result. It returns within
+// the phases' deadlines plus the grace period, whatever the target does.
+func (b *Bench) Run(ctx context.Context) *Result {
+	meta := b.scenario.Meta()
+	policy := meta.Load.withDefaults()
+	if b.workload > 0 {
+		policy.StartUsers = b.workload
+	}
+	agentCfg := meta.Agent.withDefaults()
+	r := &Run{
+		Target: b.target, Seed: b.seed, meta: meta, policy: policy, b: b,
+		col: newCollector(b.staff, b.now), led: newLedger(meta.Rules.Weights),
+		st: newStats(b.now, int(b.loadDuration/time.Second)+1), shared: newTransport(agentCfg),
+		agentCfg: agentCfg, started: b.now(),
+	}
+	r.st.slowAfter = policy.SlowRequest
+	r.phase.Store("")
+	b.current.Store(r)
+	defer r.shared.CloseIdleConnections()
+
+	res := &Result{
+		Problem: meta.Problem, Target: b.target.String(), Seed: b.seed,
+		EngineVersion: Version, ScenarioVersion: meta.Version, StartedAt: r.started.UTC(),
+		Workload: Workload{Start: policy.StartUsers},
+	}
+	ok := r.phase1(ctx, res, PhaseInitialize, b.initTimeout, r.initialize) &&
+		r.phase1(ctx, res, PhasePreCheck, b.preTimeout, func(ctx context.Context) error { return b.scenario.PreCheck(ctx, r) })
+	if ok {
+		var mon *monitor
+		r.phase1(ctx, res, PhaseLoad, b.loadDuration, func(ctx context.Context) error {
+			mon = startMonitor()
+			return r.load(ctx, res)
+		})
+		if mon != nil {
+			res.Benchmarker = mon.finish()
+		}
+		if ctx.Err() == nil && r.col.snapshot().Critical == 0 {
+			r.phase1(ctx, res, PhaseFinalCheck, b.finalTimeout, func(ctx context.Context) error { return b.scenario.FinalCheck(ctx, r) })
+		}
+	}
+	r.phase.Store("done")
+	r.finish(res)
+	return res
+}
+
+// initialize is the default: POST /initialize within the phase's deadline.
+func (r *Run) initialize(ctx context.Context) error {
+	if in, ok := r.b.scenario.(Initializer); ok {
+		return in.Initialize(ctx, r)
+	}
+	cfg := r.agentCfg
+	cfg.FirstByteTimeout, cfg.RequestTimeout = r.b.initTimeout, r.b.initTimeout
+	a := newAgent(r.Target, cfg, newTransport(cfg), nopRecorder{}, r.meta.Assets, r.b.now)
+	defer a.Close()
+	res, err := a.PostForm(ctx, "POST /initialize", "/initialize", url.Values{})
+	if err != nil {
+		return err
+	}
+	return res.Check(Status(http.StatusOK))
+}
+
+// phase1 runs one phase under its deadline and the watchdog and records it
+// in res; it reports whether the phase passed.
+func (r *Run) phase1(ctx context.Context, res *Result, name string, limit time.Duration, f func(context.Context) error) bool {
+	r.phase.Store(name)
+	before := r.col.snapshot()
+	start := r.b.now()
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.Logf("panic: %v\n%s", p, debug.Stack())
+				done <- Internalf("panic", "the %s phase panicked: %v", name, p)
+			}
+		}()
+		done <- f(pctx)
+	}()
+	watchdog := time.NewTimer(limit + r.b.grace)
+	defer watchdog.Stop()
+	var err error
+	pr := PhaseResult{Name: name}
+	select {
+	case err = <-done:
+	case <-watchdog.C:
+		pr.Overran = true
+		err = Internalf("watchdog", "the %s phase did not end within its %s deadline plus %s grace; the watchdog ended it", name, limit, r.b.grace)
+	}
+	if !pr.Overran && name != PhaseLoad && pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+		// Whatever the phase returned, requests cut off by its own deadline
+		// mean the target was too slow for it.
+		pr.Overran = true
+		err = &Error{Code: "deadline", Class: ClassTimeout, Request: name,
+			Message: fmt.Sprintf("the %s phase did not finish within its %s deadline", name, limit)}
+	}
+	if err != nil {
+		r.Error(err)
+	}
+	pr.Seconds = r.b.now().Sub(start).Seconds()
+	after := r.col.snapshot()
+	passed := after.Charged() == before.Charged() && after.Internal == before.Internal && err == nil
+	if name == PhaseLoad {
+		passed = err == nil || AsError(err).Class != ClassInternal
+	}
+	if !passed {
+		if err != nil {
+			pr.Error = AsError(err).Error()
+		} else {
+			pr.Error = fmt.Sprintf("%d error(s)", after.Charged()-before.Charged()+after.Internal-before.Internal)
+		}
+	}
+	pr.Passed = passed
+	res.Phases = append(res.Phases, pr)
+	return passed
+}
+
+// load runs the users and the load controller until the phase ends.
+func (r *Run) load(ctx context.Context, res *Result) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	r.stopLoad.Store(&stop)
+	loadStart := r.b.now()
+	r.st.start.Store(loadStart.UnixNano())
+	r.led.open.Store(true)
+
+	var wg sync.WaitGroup
+	next := 0
+	spawn := func(n int) {
+		for range n {
+			id := next
+			next++
+			wg.Add(1)
+			go r.userLoop(ctx, id, &wg)
+		}
+		r.users.Store(int64(next))
+		r.st.setUsers(next)
+	}
+	spawn(r.policy.StartUsers)
+	r.Logf("load: %d users", next)
+
+	tick := time.NewTicker(r.policy.Interval)
+	defer tick.Stop()
+	var last window
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+			if ctx.Err() != nil {
+				break
+			}
+			c := r.col.snapshot()
+			cur := window{Requests: r.st.requests.Load(), Timeouts: c.Timeout, Errors: c.Application + c.Critical, Slow: r.st.slow.Load()}
+			w := window{Requests: cur.Requests - last.Requests, Timeouts: cur.Timeouts - last.Timeouts,
+				Errors: cur.Errors - last.Errors, Slow: cur.Slow - last.Slow}
+			last = cur
+			add, cause := r.policy.decide(w, next)
+			ch := LoadChange{AtSeconds: r.b.now().Sub(loadStart).Seconds(), From: next, To: next + add, Cause: cause}
+			res.Load = append(res.Load, ch)
+			r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
+			spawn(add)
+		}
+	}
+	r.led.open.Store(false)
+	r.loadEnded.Store(true)
+	res.Workload.Final = next
+	// Users end with the context; the phase's watchdog covers any that do not.
+	wg.Wait()
+	return nil
+}
+
+func (r *Run) userLoop(ctx context.Context, id int, wg *sync.WaitGroup) {
+	defer wg.Done()
+	u := &User{Agent: r.NewAgent(), ID: id, Rand: r.Rand(1<<32 + uint64(id)), run: r}
+	defer u.Close()
+	for ctx.Err() == nil {
+		start := time.Now()
+		err := r.session(ctx, u)
+		if err != nil {
+			r.Error(err)
+			Sleep(ctx, ErrorPause)
+		} else if took := time.Since(start); took < MinSession {
+			Sleep(ctx, MinSession-took)
+		}
+	}
+}
+
+func (r *Run) session(ctx context.Context, u *User) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.Logf("user %d panicked: %v\n%s", u.ID, p, debug.Stack())
+			err = Internalf("panic", "a user session panicked: %v", p)
+		}
+	}()
+	return r.b.scenario.User(ctx, r, u)
+}
+
+// finish judges the run and fills in the result.
+func (r *Run) finish(res *Result) {
+	counts := r.col.snapshot()
+	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load()}
+	res.RawScore, res.Breakdown, res.Errors, res.Requests = t.Raw, t.Counts, counts, t.Requests
+	for _, p := range res.Phases {
+		if !p.Passed {
+			res.FailReasons = append(res.FailReasons, p.Name+" failed: "+p.Error)
+		}
+	}
+	switch {
+	case len(res.FailReasons) > 0:
+		// A failed phase is the verdict; the scoring rules are not applied.
+	case counts.Critical > 0:
+		// Correctness violations fail a run whatever the scenario's rules.
+		res.FailReasons = append(res.FailReasons, fmt.Sprintf("%d critical error(s): correctness violations fail the run", counts.Critical))
+	case len(res.Phases) < 4:
+		res.FailReasons = append(res.FailReasons, "the run was stopped before it completed")
+	default:
+		res.Deduction, res.Score, res.FailReasons = r.meta.Rules.judge(t)
+	}
+	res.Passed = len(res.FailReasons) == 0
+	if !res.Passed {
+		res.Score = 0
+	}
+	res.Internal = counts.Internal > 0
+	res.Messages = r.col.contestantMessages()
+	res.Endpoints = r.st.endpointResults()
+	res.Timeline = r.st.timelineResults(int(r.b.loadDuration / time.Second))
+	res.DurationSeconds = r.b.now().Sub(r.started).Seconds()
+}

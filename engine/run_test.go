@@ -1,0 +1,169 @@
+package engine_test
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/example"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestExampleScenarioPassesAgainstExampleApp(t *testing.T) {
+	t.Parallel()
+	target := serve(t, (&example.App{}).Handler())
+	b := engine.New(example.NewScenario(), target, fastRun(2*time.Second)...)
+	res := b.Run(context.Background())
+	if !res.Passed || res.Errors.Charged() != 0 || res.Score <= 0 {
+		t.Fatalf("passed=%v score=%v errors=%+v reasons=%q messages=%q", res.Passed, res.Score, res.Errors, res.FailReasons, res.Messages)
+	}
+	if len(res.Phases) != 4 || res.Breakdown["page"] == 0 || res.Breakdown["asset"] == 0 {
+		t.Errorf("phases %+v breakdown %v", res.Phases, res.Breakdown)
+	}
+	if p := b.Progress(); p.Phase != "done" || p.Score != res.RawScore {
+		t.Errorf("progress after the run: %+v", p)
+	}
+	if res.Benchmarker.Cores == 0 || res.Benchmarker.CPUSeconds <= 0 {
+		t.Errorf("no self-monitoring figures: %+v", res.Benchmarker)
+	}
+}
+
+func TestCriticalErrorEndsTheLoadAndFails(t *testing.T) {
+	t.Parallel()
+	finalRan := false
+	p := initializer{&probe{
+		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			return engine.Criticalf("stale", "a comment was missing after 1 s")
+		},
+		final: func(context.Context, *engine.Run) error { finalRan = true; return nil },
+	}}
+	start := time.Now()
+	res := engine.New(p, mustURL(t, "http://127.0.0.1:1/"), fastRun(5*time.Second)...).Run(context.Background())
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the load went on after a critical error: %s", took)
+	}
+	if res.Passed || res.Errors.Critical == 0 || finalRan || res.Score != 0 {
+		t.Errorf("passed=%v errors=%+v finalRan=%v score=%v", res.Passed, res.Errors, finalRan, res.Score)
+	}
+}
+
+func TestCutOffRequestsAreNotCharged(t *testing.T) {
+	t.Parallel()
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(3 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	p := initializer{&probe{user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+		_, err := u.Get(ctx, "GET /slow", "/slow")
+		return err
+	}}}
+	res := engine.New(p, target, fastRun(time.Second)...).Run(context.Background())
+	if res.Errors.CutOff == 0 || res.Errors.Charged() != 0 || !res.Passed {
+		t.Errorf("errors %+v passed=%v reasons=%q", res.Errors, res.Passed, res.FailReasons)
+	}
+}
+
+func TestPanickingUserIsInternalNotCharged(t *testing.T) {
+	t.Parallel()
+	p := initializer{&probe{user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+		panic("scenario bug")
+	}}}
+	res := engine.New(p, mustURL(t, "http://127.0.0.1:1/"), fastRun(time.Second)...).Run(context.Background())
+	if !res.Internal || res.Errors.Internal == 0 || res.Errors.Charged() != 0 {
+		t.Errorf("internal=%v errors=%+v", res.Internal, res.Errors)
+	}
+	for _, m := range res.Messages {
+		if strings.Contains(m, "scenario bug") {
+			t.Errorf("internal details shown to contestants: %q", m)
+		}
+	}
+}
+
+func TestSeedDrivesEveryUsersRandomStream(t *testing.T) {
+	t.Parallel()
+	draws := func(seed uint64) map[int]uint64 {
+		var mu sync.Mutex
+		got := map[int]uint64{}
+		p := initializer{&probe{user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			mu.Lock()
+			if _, ok := got[u.ID]; !ok {
+				got[u.ID] = u.Rand.Uint64()
+			}
+			mu.Unlock()
+			engine.Sleep(ctx, time.Second)
+			return nil
+		}}}
+		opts := append(fastRun(300*time.Millisecond), engine.WithSeed(seed), engine.WithWorkload(3))
+		engine.New(p, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background())
+		return got
+	}
+	a, b, c := draws(1), draws(1), draws(2)
+	if len(a) != 3 || a[0] != b[0] || a[1] != b[1] || a[2] != b[2] {
+		t.Errorf("same seed, different draws: %v %v", a, b)
+	}
+	if a[0] == a[1] || a[0] == c[0] {
+		t.Errorf("users or seeds share a stream: %v %v", a, c)
+	}
+}
+
+// TestResultGolden pins the summary text and the JSON schema.
+func TestResultGolden(t *testing.T) {
+	t.Parallel()
+	res := &engine.Result{
+		Problem: "blog", Target: "http://127.0.0.1:8080/", Passed: false, Score: 0, RawScore: 1234, Deduction: 34,
+		FailReasons: []string{"1 critical error(s)"},
+		Errors:      engine.ErrorCounts{Critical: 1, Application: 2, Timeout: 3, CutOff: 4},
+		Requests:    5000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
+		Messages:  []string{"[critical] GET /articles/{id}: comment 12 is missing", "[application] GET /: expected status 200, got 500 (x2)"},
+		Endpoints: []engine.EndpointResult{{Name: "GET /", Count: 4000, Errors: 2, P50ms: 1.5, P90ms: 3, P99ms: 10.25, MaxMs: 40}},
+		Timeline:  []engine.TimelineSecond{{Second: 0, Requests: 80, Users: 2}},
+		Phases:    []engine.PhaseResult{{Name: "initialize", Passed: true, Seconds: 0.5}},
+		Workload:  engine.Workload{Start: 2, Final: 5},
+		Load:      []engine.LoadChange{{AtSeconds: 5, From: 2, To: 3, Cause: "healthy"}},
+		Benchmarker: engine.BenchmarkerStats{CPUSeconds: 3.5, CPUShare: 0.03, Cores: 2, SchedLagP99: 1.2,
+			GCCycles: 4, Saturated: true, Reason: "the benchmarker used 90% of its 2 core(s) (limit 85%)"},
+		Seed: 42, EngineVersion: "0.1.0", ScenarioVersion: "1", StartedAt: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC),
+		DurationSeconds: 61.5,
+	}
+	var text strings.Builder
+	if err := res.WriteSummary(&text); err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.golden", text.String())
+	golden(t, "result.json.golden", string(js)+"\n")
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs; run go test ./engine -update and review the diff.\ngot:\n%s", name, got)
+	}
+}
