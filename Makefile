@@ -25,8 +25,8 @@ test-go:
 test-webapps: ## vet and build the Go reference apps (their own modules)
 	cd problems/blog/webapp/go && $(GO) vet ./... && $(GO) build -o /dev/null .
 
-demo: build ## start the example problem's app, benchmark it, print the result
-	$(BIN)/tunecon try example --duration 20s
+demo: build ## start the blog reference app, benchmark it, print the result, stop it
+	$(BIN)/tunecon try blog
 
 perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
 	@command -v wrk >/dev/null || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES_PERF) >/dev/null; else echo "perf needs wrk: apt-get install wrk"; exit 1; fi; }

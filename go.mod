@@ -6,6 +6,7 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/schollz/progressbar/v3 v3.19.1
+	golang.org/x/net v0.58.0
 	golang.org/x/term v0.47.0
 )
 
@@ -13,6 +14,5 @@ require (
 	github.com/andybalholm/cascadia v1.3.4 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	golang.org/x/net v0.58.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )

@@ -5,13 +5,14 @@ package problems
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/launch"
+	"github.com/tunecon/tunecon/problems/blog"
 	"github.com/tunecon/tunecon/problems/example"
 )
 
@@ -29,30 +30,21 @@ type Problem struct {
 }
 
 // ServeConfig says which reference app to start and where.
-type ServeConfig struct {
-	Lang string
-	// Addr is host:port to listen on; port 0 picks a free port.
-	Addr string
-	// DB is the app's database DSN; empty means its embedded default.
-	DB string
-	// Root is the repository's root directory (where problems/ lives).
-	Root string
-	// Log receives the app's own output and setup progress.
-	Log io.Writer
-}
+type ServeConfig = launch.Config
 
 // App is a running reference app.
-type App struct {
-	URL  string
-	stop func(context.Context) error
-}
-
-// Stop stops the app and waits for it to exit.
-func (a *App) Stop(ctx context.Context) error { return a.stop(ctx) }
+type App = launch.App
 
 // All returns every problem, in name order.
 func All() []Problem {
 	return []Problem{
+		{
+			Name: "blog", Title: "Blog (after ISUCON1, 2011)",
+			Summary:  "articles, comments, and a recently-commented sidebar on every page",
+			Langs:    blog.Langs,
+			Scenario: func() engine.Scenario { return blog.NewScenario() },
+			Serve:    blog.Serve,
+		},
 		{
 			Name: "example", Title: "Notes (the engine's worked example)",
 			Summary: "a tiny in-process notes app: pages, posts, a freshness check, an asset",
@@ -97,6 +89,6 @@ func serveHandler(newHandler func() http.Handler) func(context.Context, ServeCon
 		}
 		srv := &http.Server{Handler: newHandler(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { _ = srv.Serve(ln) }()
-		return &App{URL: "http://" + ln.Addr().String(), stop: srv.Shutdown}, nil
+		return launch.NewApp("http://"+ln.Addr().String(), srv.Shutdown), nil
 	}
 }

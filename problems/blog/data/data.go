@@ -122,15 +122,7 @@ func (c Config) Comment(id int64) Comment {
 		panic("blog data: comments need at least one article")
 	}
 	g := c.stream(kindComment, id)
-	created := c.commentBase() + id*commentInterval + int64(g.intn(commentInterval))
-	n := c.articlesBefore(created)
-	var articleID int64
-	if g.intn(100) < recentShare {
-		lo := max(1, n-recentArticles+1)
-		articleID = lo + int64(g.intn(int(n-lo+1)))
-	} else {
-		articleID = 1 + int64(g.intn(int(n)))
-	}
+	created, articleID := c.commentPlace(g, id)
 	name := ""
 	if g.intn(2) == 1 {
 		name = g.nickname()
@@ -142,6 +134,27 @@ func (c Config) Comment(id int64) Comment {
 		Body:      g.text(commentBodyMinLen, commentBodyMaxLen, true),
 		CreatedAt: time.Unix(created, 0).UTC(),
 	}
+}
+
+// CommentArticle returns the article of comment id without generating the comment's text: what the benchmarker
+// needs to index the initial comments by article. Same range rules as Comment.
+func (c Config) CommentArticle(id int64) int64 {
+	if id < 1 || id > int64(c.Comments) || c.Articles < 1 {
+		panic(fmt.Sprintf("blog data: comment id %d out of range [1, %d]", id, c.Comments))
+	}
+	_, articleID := c.commentPlace(c.stream(kindComment, id), id)
+	return articleID
+}
+
+// commentPlace makes comment id's first draws from its stream g: its creation time (Unix seconds) and its article.
+func (c Config) commentPlace(g gen, id int64) (int64, int64) {
+	created := c.commentBase() + id*commentInterval + int64(g.intn(commentInterval))
+	n := c.articlesBefore(created)
+	if g.intn(100) < recentShare {
+		lo := max(1, n-recentArticles+1)
+		return created, lo + int64(g.intn(int(n-lo+1)))
+	}
+	return created, 1 + int64(g.intn(int(n)))
 }
 
 // articleTime is the creation time, in Unix seconds, of article id with the given jitter.

@@ -338,3 +338,12 @@ func TestOutOfRange(t *testing.T) {
 		t.Error("WriteSQL of comments without articles: no error")
 	}
 }
+
+func TestCommentArticleMatchesComment(t *testing.T) {
+	c := Default()
+	for _, id := range []int64{1, 2, 777, 150000, 299999, 300000} {
+		if got, want := c.CommentArticle(id), c.Comment(id).ArticleID; got != want {
+			t.Errorf("comment %d: CommentArticle %d, Comment().ArticleID %d", id, got, want)
+		}
+	}
+}

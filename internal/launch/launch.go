@@ -1,0 +1,126 @@
+// Package launch starts reference apps as child processes: it builds them,
+// runs them with their configuration in the environment, waits until they
+// say they are listening, and stops them.
+package launch
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ReadyTimeout bounds how long an app may take to start listening (a first
+// start loads the initial data).
+const ReadyTimeout = 5 * time.Minute
+
+// Config says which reference app to start and where.
+type Config struct {
+	Lang string
+	// Addr is host:port to listen on; port 0 picks a free port.
+	Addr string
+	// DB is the app's database DSN; empty means its embedded default.
+	DB string
+	// Root is the repository's root directory (where problems/ lives).
+	Root string
+	// Log receives the app's own output and setup progress.
+	Log io.Writer
+}
+
+// App is a running app.
+type App struct {
+	URL  string
+	stop func(context.Context) error
+}
+
+// NewApp wraps a running app's URL and its stop function.
+func NewApp(url string, stop func(context.Context) error) *App { return &App{URL: url, stop: stop} }
+
+// Stop stops the app and waits for it to exit.
+func (a *App) Stop(ctx context.Context) error { return a.stop(ctx) }
+
+// BuildGo builds the Go module in dir into the binary out.
+func BuildGo(ctx context.Context, dir, out string, log io.Writer) error {
+	fmt.Fprintf(log, "building %s ...\n", dir)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("building %s: %w", dir, err)
+	}
+	return nil
+}
+
+// listening is the line every reference app logs once it accepts requests.
+var listening = regexp.MustCompile(`listening on (https?://\S+)`)
+
+// Start runs cmd (its output goes to log, each line prefixed) and returns
+// once it logs "listening on URL", or fails if it exits or takes longer than
+// ReadyTimeout.
+func Start(ctx context.Context, cmd *exec.Cmd, name string, log io.Writer) (*App, error) {
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // stop its children too
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	ready := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		sent := false
+		for sc.Scan() {
+			fmt.Fprintf(log, "[%s] %s\n", name, sc.Text())
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil && !sent {
+				ready <- m[1]
+				sent = true
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+
+	var once sync.Once
+	var stopErr error
+	stop := func(ctx context.Context) error {
+		once.Do(func() {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case err := <-exited:
+				var ee *exec.ExitError
+				if err != nil && !(errors.As(err, &ee) && !ee.Exited()) {
+					stopErr = fmt.Errorf("%s exited: %w", name, err)
+				}
+			case <-ctx.Done():
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				<-exited
+				stopErr = fmt.Errorf("%s did not stop in time and was killed", name)
+			}
+		})
+		return stopErr
+	}
+	timer := time.NewTimer(ReadyTimeout)
+	defer timer.Stop()
+	select {
+	case url := <-ready:
+		return NewApp(url, stop), nil
+	case err := <-exited:
+		return nil, fmt.Errorf("%s exited before it was ready: %v (its output is above)", name, err)
+	case <-timer.C:
+		_ = stop(context.Background())
+		return nil, fmt.Errorf("%s did not start listening within %s", name, ReadyTimeout)
+	case <-ctx.Done():
+		_ = stop(context.Background())
+		return nil, ctx.Err()
+	}
+}
+
+// Env returns the current environment plus the given variables.
+func Env(vars ...string) []string { return append(os.Environ(), vars...) }

@@ -1,0 +1,347 @@
+package blog
+
+import (
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tunecon/tunecon/problems/blog/data"
+)
+
+// Freshness is the manual's promise: a new article or comment shows
+// everywhere it belongs within this long after its 303.
+const Freshness = time.Second
+
+// unknownID stands for the id of a post whose 303 never came (in flight, or
+// failed and so perhaps stored): it may be newer than anything.
+const unknownID = math.MaxInt64
+
+// initial is what the benchmarker knows of the initial data, computed once
+// from the generator (never read from the app).
+type initial struct {
+	cfg       data.Config
+	byArticle [][]int32 // article id → its comment ids, ascending
+	last      []int64   // article id → its highest comment id (0: none)
+	commentOf []int32   // comment id → its article
+	titles    []string  // article id → title
+	created   []time.Time
+}
+
+var loadInitial = sync.OnceValue(func() *initial { return newInitial(data.Default()) })
+
+func newInitial(cfg data.Config) *initial {
+	in := &initial{
+		cfg:       cfg,
+		byArticle: make([][]int32, cfg.Articles+1),
+		last:      make([]int64, cfg.Articles+1),
+		commentOf: make([]int32, cfg.Comments+1),
+		titles:    make([]string, cfg.Articles+1),
+		created:   make([]time.Time, cfg.Articles+1),
+	}
+	for k := int64(1); k <= int64(cfg.Comments); k++ {
+		a := cfg.CommentArticle(k)
+		in.commentOf[k] = int32(a)
+		in.byArticle[a] = append(in.byArticle[a], int32(k))
+		in.last[a] = k
+	}
+	for id := int64(1); id <= int64(cfg.Articles); id++ {
+		a := cfg.Article(id)
+		in.titles[id], in.created[id] = a.Title, a.CreatedAt
+	}
+	return in
+}
+
+func (in *initial) articles() int64 { return int64(in.cfg.Articles) }
+func (in *initial) comments() int64 { return int64(in.cfg.Comments) }
+
+// post is an article or a comment the benchmarker sent.
+type post struct {
+	article        int64 // a comment's article; an article's own id once known
+	id             int64 // from the 303; 0 until then
+	title          string
+	name, body     string
+	sent, received time.Time
+	failed         bool // no valid 303: it may or may not be stored
+}
+
+// done: the 303 came with an id.
+func (p *post) done() bool { return p.id > 0 }
+
+// definite: done, and the freshness deadline had passed by time t.
+func (p *post) definite(t time.Time) bool { return p.done() && !p.received.Add(Freshness).After(t) }
+
+// model is the benchmarker's picture of the app's data: the initial data
+// plus everything posted during the run, with the times of each post, so
+// that a check can tell what a page must show, may show, and must not show.
+type model struct {
+	in *initial
+
+	mu              sync.Mutex
+	comments        []*post           // done comments, by id
+	commentsOf      map[int64][]*post // article → every comment posted on it
+	unsureComments  []*post           // in flight or failed
+	articles        []*post           // done articles, by id
+	articleByID     map[int64]*post
+	unsureArticles  []*post
+	posted, settled int
+}
+
+func newModel(in *initial) *model {
+	return &model{in: in, commentsOf: map[int64][]*post{}, articleByID: map[int64]*post{}}
+}
+
+func (m *model) beginComment(article int64, name, body string, sent time.Time) *post {
+	p := &post{article: article, name: name, body: body, sent: sent}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.commentsOf[article] = append(m.commentsOf[article], p)
+	m.unsureComments = append(m.unsureComments, p)
+	return p
+}
+
+// endComment records a comment's 303 (id > 0) or its failure (id 0).
+func (m *model) endComment(p *post, id int64, received time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id <= 0 {
+		p.failed = true
+		return
+	}
+	p.id, p.received = id, received
+	m.unsureComments = slices.DeleteFunc(m.unsureComments, func(q *post) bool { return q == p })
+	i, _ := slices.BinarySearchFunc(m.comments, id, func(q *post, id int64) int { return cmp64(q.id, id) })
+	m.comments = slices.Insert(m.comments, i, p)
+}
+
+func (m *model) beginArticle(title, body string, sent time.Time) *post {
+	p := &post{title: title, body: body, sent: sent}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.unsureArticles = append(m.unsureArticles, p)
+	return p
+}
+
+func (m *model) endArticle(p *post, id int64, received time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id <= 0 {
+		p.failed = true
+		return
+	}
+	p.id, p.article, p.received = id, id, received
+	m.unsureArticles = slices.DeleteFunc(m.unsureArticles, func(q *post) bool { return q == p })
+	i, _ := slices.BinarySearchFunc(m.articles, id, func(q *post, id int64) int { return cmp64(q.id, id) })
+	m.articles = slices.Insert(m.articles, i, p)
+	m.articleByID[id] = p
+}
+
+func cmp64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// articleInfo is what the model knows of an article; ok is false for an id
+// it does not know (which may still exist if an article post is unsure).
+type articleInfo struct {
+	title, body string
+	created     time.Time
+	// createdBy bounds a run article's server time: [sent, received].
+	sent, received time.Time
+	initial        bool
+}
+
+func (m *model) article(id int64, withBody bool) (articleInfo, bool) {
+	if id >= 1 && id <= m.in.articles() {
+		a := articleInfo{title: m.in.titles[id], created: m.in.created[id], initial: true}
+		if withBody {
+			a.body = m.in.cfg.Article(id).Body
+		}
+		return a, true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.articleByID[id]
+	if !ok {
+		return articleInfo{}, false
+	}
+	return articleInfo{title: p.title, body: p.body, sent: p.sent, received: p.received}, true
+}
+
+// maybeUnknownArticle reports whether an article post sent before t has no
+// known id (so an unknown article may legitimately exist).
+func (m *model) maybeUnknownArticle(t time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.unsureArticles {
+		if p.sent.Before(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// lastMin is the newest comment on article a that must be visible at t.
+func (m *model) lastMinLocked(a int64, t time.Time) int64 {
+	var l int64
+	if a >= 1 && a <= m.in.articles() {
+		l = m.in.last[a]
+	}
+	for _, p := range m.commentsOf[a] {
+		if p.definite(t) {
+			l = max(l, p.id)
+		}
+	}
+	return l
+}
+
+// lastMax is the newest comment on article a that may be visible to a
+// request answered at t (unknownID if a post of unknown id may be).
+func (m *model) lastMaxLocked(a int64, t time.Time) int64 {
+	var l int64
+	if a >= 1 && a <= m.in.articles() {
+		l = m.in.last[a]
+	}
+	for _, p := range m.commentsOf[a] {
+		if !p.sent.Before(t) {
+			continue
+		}
+		if !p.done() {
+			return unknownID
+		}
+		l = max(l, p.id)
+	}
+	return l
+}
+
+// ranked is an article and the newest comment that must be visible on it.
+type ranked struct {
+	article, last int64
+}
+
+// sidebarBounds returns, for a request sent at sent and answered at
+// received, the ten articles whose newest must-be-visible comments are the
+// newest (in order), and for each of them how many other articles may rank
+// above it. An article that fewer than ten others may outrank must be in
+// the sidebar.
+func (m *model) sidebarBoundsLocked(sent, received time.Time) (top []ranked, outrankers []int) {
+	seen := map[int64]bool{}
+	maybe := map[int64]int64{} // article → newest comment id that may be visible but need not be
+	for i := len(m.comments) - 1; i >= 0 && len(top) < 10; i-- {
+		p := m.comments[i]
+		if !p.definite(sent) {
+			if p.sent.Before(received) {
+				maybe[p.article] = max(maybe[p.article], p.id)
+			}
+			continue
+		}
+		if !seen[p.article] {
+			seen[p.article] = true
+			top = append(top, ranked{p.article, p.id})
+		}
+	}
+	for k := m.in.comments(); k >= 1 && len(top) < 10; k-- {
+		if a := int64(m.in.commentOf[k]); !seen[a] {
+			seen[a] = true
+			top = append(top, ranked{a, k})
+		}
+	}
+	for _, p := range m.unsureComments {
+		if p.sent.Before(received) {
+			maybe[p.article] = unknownID
+		}
+	}
+	outrankers = make([]int, len(top))
+	for i, c := range top {
+		n := i // the articles above it in top all rank above it
+		above := map[int64]bool{}
+		for _, d := range top[:i] {
+			above[d.article] = true
+		}
+		for a, l := range maybe {
+			if a != c.article && !above[a] && l > c.last {
+				n++
+			}
+		}
+		outrankers[i] = n
+	}
+	return top, outrankers
+}
+
+// newestArticleBounds returns the newest article id that must be visible at
+// sent, and the newest that may be visible to a request answered at received.
+func (m *model) newestArticleBounds(sent, received time.Time) (lo, hi int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	lo, hi = m.in.articles(), m.in.articles()
+	for _, p := range m.articles {
+		if p.definite(sent) {
+			lo = max(lo, p.id)
+		}
+		if p.sent.Before(received) {
+			hi = max(hi, p.id)
+		}
+	}
+	for _, p := range m.unsureArticles {
+		if p.sent.Before(received) {
+			hi = unknownID
+		}
+	}
+	return lo, hi
+}
+
+// definiteArticlesBetween lists run articles with lo < id < hi that must be
+// visible at t.
+func (m *model) definiteArticlesBetween(lo, hi int64, t time.Time) []int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []int64
+	for _, p := range m.articles {
+		if p.id > lo && p.id < hi && p.definite(t) {
+			out = append(out, p.id)
+		}
+	}
+	return out
+}
+
+// runComments returns a copy of the comments posted on article a.
+func (m *model) runComments(a int64) []post {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]post, len(m.commentsOf[a]))
+	for i, p := range m.commentsOf[a] {
+		out[i] = *p
+	}
+	return out
+}
+
+// commentedArticles lists the articles that got comments during the run.
+func (m *model) commentedArticles() []int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]int64, 0, len(m.commentsOf))
+	for a := range m.commentsOf {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// newestArticles returns the ids of the newest known articles, up to n.
+func (m *model) newestKnownArticles(n int) []int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []int64
+	for i := len(m.articles) - 1; i >= 0 && len(out) < n; i-- {
+		out = append(out, m.articles[i].id)
+	}
+	for id := m.in.articles(); id >= 1 && len(out) < n; id-- {
+		out = append(out, id)
+	}
+	return out
+}
