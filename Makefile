@@ -12,7 +12,7 @@ help: ## list the targets
 
 deps: ## download the Go modules
 	@$(GO) mod download
-	@cd problems/blog/webapp/go && $(GO) mod download
+	@for d in $(GO_APPS); do (cd $$d && $(GO) mod download) || exit 1; done
 
 build: deps ## build bin/tunecon
 	$(GO) build -o $(BIN)/tunecon ./cmd/tunecon
@@ -22,8 +22,10 @@ test: deps lint test-go test-webapps ## the whole test suite (what CI runs)
 test-go:
 	$(GO) test -race -count=1 -timeout 20m ./...
 
-test-webapps: ## vet and build the Go reference apps (their own modules)
-	cd problems/blog/webapp/go && $(GO) vet ./... && $(GO) build -o /dev/null .
+GO_APPS := problems/blog/webapp/go problems/blog/solutions/go
+
+test-webapps: ## vet and build the Go apps (each its own module)
+	@for d in $(GO_APPS); do echo "vet+build $$d"; (cd $$d && $(GO) vet ./... && $(GO) build -o /dev/null .) || exit 1; done
 
 demo: build ## start the blog reference app, benchmark it, print the result, stop it
 	$(BIN)/tunecon try blog

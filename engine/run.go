@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -452,16 +453,18 @@ func (r *Run) finish(res *Result) {
 			res.FailReasons = append(res.FailReasons, p.Name+" failed: "+p.Error)
 		}
 	}
-	switch {
-	case len(res.FailReasons) > 0:
-		// A failed phase is the verdict; the scoring rules are not applied.
-	case counts.Critical > 0:
+	if counts.Critical > 0 {
 		// Correctness violations fail a run whatever the scenario's rules.
 		res.FailReasons = append(res.FailReasons, fmt.Sprintf("%d critical error(s): correctness violations fail the run", counts.Critical))
-	case len(res.Phases) < 4:
+	}
+	loadRan := slices.ContainsFunc(res.Phases, func(p PhaseResult) bool { return p.Name == PhaseLoad })
+	if loadRan {
+		var why []string
+		res.Deduction, res.Score, why = r.meta.Rules.judge(t)
+		res.FailReasons = append(res.FailReasons, why...)
+	}
+	if len(res.Phases) < 4 && len(res.FailReasons) == 0 {
 		res.FailReasons = append(res.FailReasons, "the run was stopped before it completed")
-	default:
-		res.Deduction, res.Score, res.FailReasons = r.meta.Rules.judge(t)
 	}
 	res.Passed = len(res.FailReasons) == 0
 	if !res.Passed {

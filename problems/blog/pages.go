@@ -104,14 +104,16 @@ func articleHref(href string) (int64, bool) {
 	return id, err == nil && id > 0
 }
 
-// multiline reads an element's text with each <br> as a line break.
+// multiline reads an element's text with each <br> as a line break. Raw
+// line breaks in the markup are layout, not text (the manual renders every
+// line break of a body as <br>), so they are dropped.
 func multiline(s *goquery.Selection) string {
 	var b strings.Builder
 	var walk func(n *html.Node)
 	walk = func(n *html.Node) {
 		switch n.Type {
 		case html.TextNode:
-			b.WriteString(n.Data)
+			b.WriteString(dropLineBreaks.Replace(n.Data))
 		case html.ElementNode:
 			if n.Data == "br" {
 				b.WriteByte('\n')
@@ -427,3 +429,5 @@ func checkComment(res *engine.Response, s shownComment, name, body string, creat
 	}
 	return checkTime(res, what, s.created, created, sent, received)
 }
+
+var dropLineBreaks = strings.NewReplacer("\r", "", "\n", "")

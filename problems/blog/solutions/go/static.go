@@ -99,6 +99,8 @@ func (app *App) getStatic(w http.ResponseWriter, r *http.Request) {
 		h["Vary"] = []string{"Accept-Encoding"}
 		if acceptsGzip(r.Header.Get("Accept-Encoding")) && r.Header.Get("Range") == "" {
 			h["Content-Encoding"] = []string{"gzip"}
+			// ServeContent leaves out Content-Length when there is a Content-Encoding; a length saves chunking.
+			h["Content-Length"] = []string{strconv.Itoa(len(f.gz))}
 			data, etag = f.gz, f.gzEtag
 		}
 	}
