@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf lint deps
+.PHONY: help build test test-go test-webapps demo perf headroom lint deps
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -34,6 +34,9 @@ perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
 	@command -v wrk >/dev/null || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES_PERF) >/dev/null; else echo "perf needs wrk: apt-get install wrk"; exit 1; fi; }
 	$(GO) build -o $(BIN)/perf ./tools/perf
 	$(BIN)/perf
+
+headroom: deps ## benchmark PROBLEM's reference and tuned apps side by side (spoiler)
+	$(GO) run ./tools/headroom -problem $(PROBLEM)
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

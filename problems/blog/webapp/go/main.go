@@ -374,13 +374,21 @@ func (app *App) getArticle(w http.ResponseWriter, r *http.Request) {
 		app.serverError(w, err)
 		return
 	}
+	// The count and the list come from one transaction, so that a comment
+	// posted in between cannot make them disagree.
+	tx, err := app.db.Beginx()
+	if err != nil {
+		app.serverError(w, err)
+		return
+	}
+	defer tx.Rollback()
 	var count int
-	if err := app.db.Get(&count, "SELECT COUNT(*) FROM comment WHERE article_id = ?", id); err != nil {
+	if err := tx.Get(&count, "SELECT COUNT(*) FROM comment WHERE article_id = ?", id); err != nil {
 		app.serverError(w, err)
 		return
 	}
 	var comments []Comment
-	err = app.db.Select(&comments,
+	err = tx.Select(&comments,
 		"SELECT id, article_id, name, body, created_at FROM comment WHERE article_id = ? ORDER BY id", id)
 	if err != nil {
 		app.serverError(w, err)
