@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,32 +23,61 @@ import (
 	"github.com/tunecon/tunecon/problems/blog"
 )
 
-// startApp builds and starts a blog app on its own SQLite file.
+// apps holds the apps the tests started, by language, one each per run of
+// the package; TestMain stops them.
+var apps = struct {
+	sync.Mutex
+	urls  map[string]*url.URL
+	stops []func()
+}{urls: map[string]*url.URL{}}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, stop := range apps.stops {
+		stop()
+	}
+	os.Exit(code)
+}
+
+// startApp builds and starts a blog app on its own SQLite file, once per
+// language; tests that share it run one after the other.
 func startApp(t *testing.T, lang string) *url.URL {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts the reference app: not in -short")
 	}
+	apps.Lock()
+	defer apps.Unlock()
+	if u, ok := apps.urls[lang]; ok {
+		return u
+	}
 	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "blog-test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log bytes.Buffer
 	app, err := blog.Serve(context.Background(), launch.Config{
 		Lang: lang, Addr: "127.0.0.1:0", Root: root, Log: &syncWriter{w: &log},
-		DB: "sqlite:" + filepath.Join(t.TempDir(), "blog.db"),
+		DB: "sqlite:" + filepath.Join(dir, "blog.db"),
 	})
 	if err != nil {
+		os.RemoveAll(dir)
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	t.Cleanup(func() {
+	apps.stops = append(apps.stops, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := app.Stop(ctx); err != nil {
-			t.Errorf("stopping the app: %v", err)
+			fmt.Fprintf(os.Stderr, "stopping the %s app: %v\n", lang, err)
 		}
+		os.RemoveAll(dir)
 	})
 	u, _ := url.Parse(app.URL + "/")
+	apps.urls[lang] = u
 	return u
 }
 
@@ -82,8 +112,11 @@ type proxy struct {
 	requests atomic.Int64
 	// intercept may answer a request itself (n counts requests from 1).
 	intercept func(w http.ResponseWriter, r *http.Request, n int64) bool
-	// rewrite may change an answer from the app.
+	// rewrite may change an answer from the app (its body and headers).
 	rewrite func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte
+	// statusMap changes statuses of answers to statusMethod requests.
+	statusMap    map[int]int
+	statusMethod string
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -108,7 +141,11 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header()[k] = v
 	}
 	w.Header().Del("Content-Length")
-	w.WriteHeader(res.StatusCode)
+	st := res.StatusCode
+	if to, ok := p.statusMap[st]; ok && r.Method == p.statusMethod {
+		st = to
+	}
+	w.WriteHeader(st)
 	_, _ = w.Write(data)
 }
 
@@ -231,6 +268,181 @@ func TestReferencePassesAndEachDefectFails(t *testing.T) {
 			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
 			if res.Passed || !regexp.MustCompile(d.want).MatchString(all) {
 				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", d.want, res.Passed, all)
+			}
+			if res.Internal {
+				t.Errorf("the defect caused an internal error: %s", all)
+			}
+		})
+	}
+}
+
+// rewriteHTML returns a proxy rewrite that applies f to HTML pages.
+func rewriteHTML(f func(path, body string) string) func(*http.Request, int64, int, http.Header, []byte) []byte {
+	return func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
+		if !strings.HasPrefix(h.Get("Content-Type"), "text/html") {
+			return body
+		}
+		return []byte(f(r.URL.Path, string(body)))
+	}
+}
+
+// replaceN replaces the first match of re in s with repl (expanded).
+func replaceFirst(re *regexp.Regexp, s, repl string) string {
+	m := re.FindStringSubmatchIndex(s)
+	if m == nil {
+		return s
+	}
+	return s[:m[0]] + string(re.ExpandString(nil, repl, s, m)) + s[m[1]:]
+}
+
+// swapFirstTwo swaps the first two matches of re in s.
+func swapFirstTwo(re *regexp.Regexp, s string) string {
+	m := re.FindAllStringIndex(s, 2)
+	if len(m) < 2 {
+		return s
+	}
+	a, b := s[m[0][0]:m[0][1]], s[m[1][0]:m[1][1]]
+	return s[:m[0][0]] + b + s[m[0][1]:m[1][0]] + a + s[m[1][1]:]
+}
+
+var (
+	recentItem   = regexp.MustCompile(`<li class="recent-item">.*?</li>`)
+	articleBlock = regexp.MustCompile(`(?s)<article class="article" id="article-\d+">.*?</article>`)
+	commentItem  = regexp.MustCompile(`(?s)<li class="comment" id="comment-\d+">.*?</li>`)
+	commentCount = regexp.MustCompile(`<span id="comment-count">(\d+)</span>`)
+	recentLink   = regexp.MustCompile(`<a class="recent-link" href="/articles/(\d+)">[^<]*</a>`)
+	articleTitle = regexp.MustCompile(`<a class="article-link" href="/articles/(\d+)">([^<]*)</a>`)
+	articleTime  = regexp.MustCompile(`<p class="article-created">[^<]*</p>`)
+	articleBody  = regexp.MustCompile(`<div class="article-body">([^<]{5})`)
+	commentBody  = regexp.MustCompile(`<div class="comment-body">([^<]*)<br>`)
+	lastRecent   = regexp.MustCompile(`<li class="recent-item">[^\n]*</li>\s*</ol>`)
+)
+
+// TestEachCheckFailsABrokenApp puts the reference app behind a proxy that
+// breaks one thing the manual promises, and expects the run to FAIL with a
+// message naming it. Most are caught by the pre-check within seconds.
+func TestEachCheckFailsABrokenApp(t *testing.T) {
+	app := startApp(t, "go")
+	onlyIf := func(prefix string, f func(string) string) func(string, string) string {
+		return func(path, body string) string {
+			if !strings.HasPrefix(path, prefix) {
+				return body
+			}
+			return f(body)
+		}
+	}
+	html := func(f func(path, body string) string) *proxy { return &proxy{rewrite: rewriteHTML(f)} }
+	status := func(from, to int, method string) *proxy {
+		return &proxy{rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte { return body },
+			intercept: func(w http.ResponseWriter, r *http.Request, n int64) bool { return false }, statusMap: map[int]int{from: to}, statusMethod: method}
+	}
+	cases := []struct {
+		name string
+		p    *proxy
+		want string
+	}{
+		{"sidebar with nine articles", html(func(_, b string) string { return lastRecent.ReplaceAllString(b, "</ol>") }), "lists 9 articles"},
+		{"sidebar order swapped", html(func(_, b string) string { return swapFirstTwo(recentItem, b) }), "above article"},
+		{"sidebar title changed", html(func(_, b string) string {
+			return replaceFirst(recentLink, b, `<a class="recent-link" href="/articles/$1">changed</a>`)
+		}), "as \"changed\""},
+		{"sidebar lists an old article", html(func(_, b string) string {
+			return lastRecent.ReplaceAllString(b, `<li class="recent-item"><a class="recent-link" href="/articles/1">x</a></li></ol>`)
+		}), "at least 10 articles have newer comments"},
+		{"index shows nine articles", html(onlyIf("/", func(b string) string {
+			if !strings.Contains(b, `<section id="articles">`) {
+				return b
+			}
+			all := articleBlock.FindAllStringIndex(b, -1)
+			last := all[len(all)-1]
+			return b[:last[0]] + b[last[1]:]
+		})), "shows 9 articles"},
+		{"index skips an article", html(func(_, b string) string {
+			if !strings.Contains(b, `<section id="articles">`) {
+				return b
+			}
+			i := articleBlock.FindAllStringIndex(b, 2)[1][1]
+			return b[:i] + swapFirstTwo(articleBlock, b[i:])
+		}), "skips from article"},
+		{"index repeats an article", html(func(_, b string) string {
+			if !strings.Contains(b, `<section id="articles">`) {
+				return b
+			}
+			m := articleBlock.FindAllStringIndex(b, 3)
+			return b[:m[2][0]] + b[m[1][0]:m[1][1]] + b[m[2][1]:]
+		}), "newest first"},
+		{"article title changed", html(onlyIf("/articles/", func(b string) string {
+			return replaceFirst(articleTitle, b, `<a class="article-link" href="/articles/$1">$2!</a>`)
+		})), "has title"},
+		{"article body changed", html(func(_, b string) string { return replaceFirst(articleBody, b, `<div class="article-body">x$1`) }), "body differs"},
+		{"article time changed", html(func(_, b string) string {
+			return articleTime.ReplaceAllString(b, `<p class="article-created">2000-01-01 00:00:00</p>`)
+		}), "shows time"},
+		{"comment count off by one", html(func(_, b string) string {
+			return commentCount.ReplaceAllStringFunc(b, func(m string) string {
+				n, _ := strconv.Atoi(commentCount.FindStringSubmatch(m)[1])
+				return fmt.Sprintf(`<span id="comment-count">%d</span>`, n+1)
+			})
+		}), "comment count reads"},
+		{"a comment missing from its article", html(func(_, b string) string {
+			if !commentItem.MatchString(b) {
+				return b
+			}
+			b = replaceFirst(commentItem, b, "")
+			return commentCount.ReplaceAllStringFunc(b, func(m string) string {
+				n, _ := strconv.Atoi(commentCount.FindStringSubmatch(m)[1])
+				return fmt.Sprintf(`<span id="comment-count">%d</span>`, n-1)
+			})
+		}), "from the initial data alone"},
+		{"a comment replaced by another", html(func(_, b string) string {
+			re := regexp.MustCompile(`<li class="comment" id="comment-(\d+)">`)
+			m := re.FindStringSubmatch(b)
+			if m == nil {
+				return b
+			}
+			n, _ := strconv.Atoi(m[1])
+			return strings.Replace(b, m[0], fmt.Sprintf(`<li class="comment" id="comment-%d">`, n-1), 1)
+		}), "is missing \\(found comment"},
+		{"comments out of order", html(func(_, b string) string { return swapFirstTwo(commentItem, b) }), "increasing ids"},
+		{"anonymous label changed", html(func(_, b string) string { return strings.ReplaceAll(b, "名無しさん", "anonymous") }), "shows name"},
+		{"line breaks not rendered", html(func(_, b string) string { return replaceFirst(commentBody, b, `<div class="comment-body">$1 `) }), "body differs"},
+		{"text not escaped", html(func(_, b string) string { return strings.ReplaceAll(b, "&lt;b&gt;", "<b>") }), "body differs|title"},
+		{"new comment's time wrong", html(func(_, b string) string {
+			re := regexp.MustCompile(`(?s)(<li class="comment" id="comment-3\d{5,}">.*?<p class="comment-created">)[^<]*`)
+			return re.ReplaceAllString(b, "${1}2000-01-01 00:00:00")
+		}), "outside the post's request"},
+		{"a comment that was never posted", html(func(_, b string) string {
+			i := strings.Index(b, `</ol></section>`)
+			if i < 0 || !commentItem.MatchString(b) {
+				return b
+			}
+			b = b[:i] + `<li class="comment" id="comment-999999999"><p class="comment-name">x</p><div class="comment-body">y</div><p class="comment-created">2025-01-01 00:00:00</p></li>` + b[i:]
+			return commentCount.ReplaceAllStringFunc(b, func(m string) string {
+				n, _ := strconv.Atoi(commentCount.FindStringSubmatch(m)[1])
+				return fmt.Sprintf(`<span id="comment-count">%d</span>`, n+1)
+			})
+		}), "which is not a comment of article"},
+		{"title links elsewhere", html(func(_, b string) string {
+			return replaceFirst(articleTitle, b, `<a class="article-link" href="/articles/0">$2</a>`)
+		}), "title links to"},
+		{"post link missing", html(func(_, b string) string { return strings.ReplaceAll(b, `id="post-link"`, `id="other"`) }), "post-link"},
+		{"comment form missing", html(func(_, b string) string { return strings.ReplaceAll(b, `id="comment-form"`, `id="other"`) }), "comment form"},
+		{"404 answered with 200", status(404, 200, "GET"), "expected status 404"},
+		{"invalid post accepted", status(400, 200, "POST"), "expected status 400"},
+		{"comment redirect without its id", &proxy{rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+			if loc := h.Get("Location"); strings.Contains(loc, "#comment-") {
+				h.Set("Location", loc[:strings.Index(loc, "#")])
+			}
+			return body
+		}}, "#comment-NEWID"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.p.app = app
+			res := bench(t, c.p.start(t), 5*time.Second)
+			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
+			if res.Passed || !regexp.MustCompile(c.want).MatchString(all) {
+				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", c.want, res.Passed, all)
 			}
 			if res.Internal {
 				t.Errorf("the defect caused an internal error: %s", all)

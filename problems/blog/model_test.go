@@ -1,0 +1,202 @@
+package blog
+
+import (
+	"fmt"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/blog/data"
+)
+
+// These tests drive the model's checks with hand-made pages and timings:
+// each concurrency case a correct app may produce must pass, and each
+// violation must fail.
+
+var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+func at(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+
+// initialTop returns the initial sidebar's article ids.
+func initialTop(in *initial) []int64 {
+	var out []int64
+	seen := map[int64]bool{}
+	for k := in.comments(); len(out) < 10; k-- {
+		if a := int64(in.commentOf[k]); !seen[a] {
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// render makes a page with the given sidebar; main is the <main> content.
+func render(m *model, sidebar []int64, main string, sent, received time.Time) *page {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html><html lang="ja"><head><meta charset="utf-8"><link rel="stylesheet" href="/static/css/blog.css"><script src="/static/js/blog.js"></script></head><body>`)
+	b.WriteString(`<header id="header"><a id="home-link" href="/"><img id="logo" src="/static/img/logo.png"></a><a id="post-link" href="/post">Write</a></header><main id="main">`)
+	b.WriteString(main)
+	b.WriteString(`</main><aside id="sidebar"><h2>Recently commented</h2><ol id="recent-commented">`)
+	for _, id := range sidebar {
+		a, _ := m.article(id, false)
+		fmt.Fprintf(&b, `<li class="recent-item"><a class="recent-link" href="/articles/%d">%s</a></li>`, id, html.EscapeString(a.title))
+	}
+	b.WriteString(`</ol></aside><footer id="footer"><img id="badge" src="/static/img/badge.png"><img id="banner" src="/static/img/banner.jpg"></footer></body></html>`)
+	u, _ := url.Parse("http://127.0.0.1/")
+	res := &engine.Response{Endpoint: "GET /", Method: "GET", URL: u, StatusCode: 200,
+		Header: http.Header{"Content-Type": {"text/html; charset=utf-8"}}, Body: []byte(b.String()), Sent: sent, Received: received}
+	p, err := parsePage(res)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+func moveToFront(ids []int64, id int64) []int64 {
+	out := []int64{id}
+	for _, x := range ids {
+		if x != id && len(out) < 10 {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func TestSidebarCheckUnderConcurrency(t *testing.T) {
+	in := loadInitial()
+	top := initialTop(in)
+	old := int64(17) // an article far from the sidebar
+	cases := []struct {
+		name    string
+		setup   func(m *model)
+		sidebar []int64
+		wantErr string
+	}{
+		{"initial state, exact", nil, top, ""},
+		{"initial state, swapped", nil, append([]int64{top[1], top[0]}, top[2:]...), "above article"},
+		{"acknowledged 2 s before: must lead", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-3)), 300001, at(-2))
+		}, top, "lacks article 17|article 9958, but at least 10"},
+		{"acknowledged 2 s before: leads", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-3)), 300001, at(-2))
+		}, moveToFront(top, old), ""},
+		{"acknowledged 0.5 s before: may lead", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-1)), 300001, at(-0.5))
+		}, moveToFront(top, old), ""},
+		{"acknowledged 0.5 s before: may not lead yet", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-1)), 300001, at(-0.5))
+		}, top, ""},
+		{"in flight: may lead", func(m *model) { m.beginComment(old, "", "x", at(-0.1)) }, moveToFront(top, old), ""},
+		{"failed post: may lead", func(m *model) { m.endComment(m.beginComment(old, "", "x", at(-5)), 0, time.Time{}) }, moveToFront(top, old), ""},
+		{"sent after the page came back: must not lead", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(0.5)), 300001, at(0.6))
+		}, moveToFront(top, old), "at least 10 articles have newer comments"},
+		{"two acknowledged: newest first", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-5)), 300001, at(-4.9))
+			m.endComment(m.beginComment(old+1, "", "x", at(-4)), 300002, at(-3.9))
+		}, moveToFront(moveToFront(top, old), old+1), ""},
+		{"two acknowledged: wrong order", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-5)), 300001, at(-4.9))
+			m.endComment(m.beginComment(old+1, "", "x", at(-4)), 300002, at(-3.9))
+		}, moveToFront(moveToFront(top, old+1), old), "above article"},
+		{"an older comment in flight cannot excuse a missing newer one", func(m *model) {
+			m.beginComment(old+1, "", "x", at(-0.1))
+			m.endComment(m.beginComment(old, "", "x", at(-5)), 300001, at(-4.9))
+		}, moveToFront(top, old+1), "lacks article 17"},
+		{"ten in flight may push an acknowledged one out", func(m *model) {
+			m.endComment(m.beginComment(old, "", "x", at(-5)), 300001, at(-4.9))
+			for i := range int64(10) {
+				m.beginComment(100+i, "", "x", at(-0.2))
+			}
+		}, []int64{100, 101, 102, 103, 104, 105, 106, 107, 108, 109}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newModel(in)
+			if c.setup != nil {
+				c.setup(m)
+			}
+			err := m.checkSidebar(render(m, c.sidebar, "", at(0), at(0.2)))
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("a correct sidebar failed: %v", err)
+			case c.wantErr != "" && (err == nil || !regexp.MustCompile(c.wantErr).MatchString(err.Error())):
+				t.Errorf("got %v, want an error containing %q", err, c.wantErr)
+			}
+		})
+	}
+}
+
+// articleMain renders the <main> of article id's page with the given comments.
+func articleMain(m *model, id int64, comments []shownComment) string {
+	a, _ := m.article(id, true)
+	var b strings.Builder
+	fmt.Fprintf(&b, `<article class="article" id="article-%d"><h2 class="article-title"><a class="article-link" href="/articles/%d">%s</a></h2><p class="article-created">%s</p><div class="article-body">%s</div></article>`,
+		id, id, html.EscapeString(a.title), a.created.Format(data.TimeFormat), strings.ReplaceAll(html.EscapeString(a.body), "\n", "<br>"))
+	fmt.Fprintf(&b, `<section id="comments"><h3>Comments (<span id="comment-count">%d</span>)</h3><ol id="comment-list">`, len(comments))
+	for _, c := range comments {
+		fmt.Fprintf(&b, `<li class="comment" id="comment-%d"><p class="comment-name">%s</p><div class="comment-body">%s</div><p class="comment-created">%s</p></li>`,
+			c.id, html.EscapeString(c.name), strings.ReplaceAll(html.EscapeString(c.body), "\n", "<br>"), c.created)
+	}
+	fmt.Fprintf(&b, `</ol></section><form id="comment-form" method="post" action="/articles/%d/comments"></form>`, id)
+	return b.String()
+}
+
+func TestArticleCheckUnderConcurrency(t *testing.T) {
+	in := loadInitial()
+	const id = 17
+	var initialShown []shownComment
+	for _, k := range in.byArticle[id] {
+		c := in.cfg.Comment(int64(k))
+		name := c.Name
+		if name == "" {
+			name = data.AnonymousName
+		}
+		initialShown = append(initialShown, shownComment{int64(k), name, c.Body, c.CreatedAt.Format(data.TimeFormat)})
+	}
+	mine := shownComment{300001, "me", "hello\nworld", at(-2).Format(data.TimeFormat)}
+	with := append(append([]shownComment(nil), initialShown...), mine)
+	cases := []struct {
+		name     string
+		setup    func(m *model)
+		comments []shownComment
+		wantErr  string
+	}{
+		{"initial", nil, initialShown, ""},
+		{"acknowledged and shown", func(m *model) { m.endComment(m.beginComment(id, "me", "hello\nworld", at(-2.5)), 300001, at(-2)) }, with, ""},
+		{"acknowledged 2 s before and missing", func(m *model) {
+			m.endComment(m.beginComment(id, "me", "hello\nworld", at(-2.5)), 300001, at(-2))
+		}, initialShown, "is missing"},
+		{"acknowledged 0.5 s before and not yet shown", func(m *model) {
+			m.endComment(m.beginComment(id, "me", "hello\nworld", at(-1)), 300001, at(-0.5))
+		}, initialShown, ""},
+		{"in flight and already shown", func(m *model) { m.beginComment(id, "me", "hello\nworld", at(-0.1)) }, with, ""},
+		{"shown before it was sent", func(m *model) {
+			m.endComment(m.beginComment(id, "me", "hello\nworld", at(1)), 300001, at(1.1))
+		}, with, "before it was posted"},
+		{"shown with another body", func(m *model) {
+			m.endComment(m.beginComment(id, "me", "hello world", at(-2.5)), 300001, at(-2))
+		}, with, "body differs"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newModel(in)
+			if c.setup != nil {
+				c.setup(m)
+			}
+			p := render(m, initialTop(in), articleMain(m, id, c.comments), at(0), at(0.2))
+			err := m.checkArticle(p, id, true)
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("a correct page failed: %v", err)
+			case c.wantErr != "" && (err == nil || !regexp.MustCompile(c.wantErr).MatchString(err.Error())):
+				t.Errorf("got %v, want an error containing %q", err, c.wantErr)
+			}
+		})
+	}
+}
