@@ -167,3 +167,29 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("%s differs; run go test ./engine -update and review the diff.\ngot:\n%s", name, got)
 	}
 }
+
+// TestSaturatedBenchmarkerIsFlagged: users that burn the benchmarker's CPU
+// (instead of waiting on the target) make the result say it was saturated;
+// idle users do not.
+func TestSaturatedBenchmarkerIsFlagged(t *testing.T) {
+	busy := initializer{&probe{user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+		x := uint64(1)
+		for ctx.Err() == nil {
+			for range 100_000 {
+				x = x*6364136223846793005 + 1442695040888963407
+			}
+		}
+		_ = x
+		return nil
+	}}}
+	opts := append(fastRun(2*time.Second), engine.WithWorkload(32))
+	res := engine.New(busy, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background())
+	if !res.Benchmarker.Saturated || res.Benchmarker.Reason == "" {
+		t.Errorf("a CPU-bound benchmarker was not flagged: %+v", res.Benchmarker)
+	}
+	idle := initializer{&probe{}}
+	res = engine.New(idle, mustURL(t, "http://127.0.0.1:1/"), fastRun(time.Second)...).Run(context.Background())
+	if res.Benchmarker.Saturated {
+		t.Errorf("an idle benchmarker was flagged: %+v", res.Benchmarker)
+	}
+}

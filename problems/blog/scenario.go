@@ -41,6 +41,8 @@ const (
 	// startUsers and growth drive the load controller.
 	startUsers = 4
 	growth     = 1.0
+	// maxUsers caps the load: high enough that a tuned app, not the cap, sets the score.
+	maxUsers = 10000
 	// slowRequest is the latency above which a request counts as slow for
 	// the load controller.
 	slowRequest = time.Second
@@ -77,7 +79,7 @@ func (s *Scenario) Meta() engine.Meta {
 			Pass: []engine.PassRule{engine.MaxErrorRate(maxErrorRate)},
 		},
 		Assets: Manifest(),
-		Load:   engine.LoadPolicy{StartUsers: startUsers, Growth: growth, SlowRequest: slowRequest},
+		Load:   engine.LoadPolicy{StartUsers: startUsers, Growth: growth, SlowRequest: slowRequest, MaxUsers: maxUsers},
 	}
 }
 

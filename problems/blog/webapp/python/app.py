@@ -11,6 +11,7 @@ Run it with gunicorn from this directory (gunicorn.conf.py holds the settings an
 import mimetypes
 import os
 import sqlite3
+import time
 import urllib.parse
 from datetime import datetime, timezone
 
@@ -75,7 +76,7 @@ _connection = None
 
 def db():
     """This worker's connection. Each gunicorn worker opens its own on first use (a connection must not be shared
-    across the fork) and keeps it."""
+    across the fork) and keeps it: a sync worker serves one request at a time."""
     global _connection
     if _connection is None:
         _connection = connect()
@@ -111,7 +112,8 @@ def load_initial_data(log):
     conn = connect()
     try:
         if IS_MYSQL:
-            sql = "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'article'"
+            sql = ("SELECT COUNT(*) AS n FROM information_schema.tables "
+                   "WHERE table_schema = DATABASE() AND table_name = 'article'")
         else:
             sql = "SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'article'"
         if execute(sql, conn=conn).fetchone()["n"] > 0:
@@ -124,7 +126,7 @@ def load_initial_data(log):
         schema = os.path.join(ROOT, "sql", "schema.mysql.sql" if IS_MYSQL else "schema.sqlite.sql")
 
         log.info("loading the initial data from %s", INITIAL_SQL)
-        start = datetime.now()
+        start = time.monotonic()
         cur = conn.cursor()
         # SQLite creates the tables inside the transaction, so an interrupted load leaves nothing behind. MariaDB
         # commits on CREATE TABLE, so it creates them first and drops them again if the load fails.
@@ -144,7 +146,7 @@ def load_initial_data(log):
             if IS_MYSQL:
                 cur.execute("DROP TABLE IF EXISTS article, comment")
             raise
-        log.info("loaded the initial data in %.3fs", (datetime.now() - start).total_seconds())
+        log.info("loaded the initial data in %.3fs", time.monotonic() - start)
     finally:
         conn.close()
 
