@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf headroom lint deps
+.PHONY: help build test test-go test-webapps demo perf headroom scores lint deps deps-system
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -17,10 +17,21 @@ deps: ## download the Go modules
 build: deps ## build bin/tunecon
 	$(GO) build -o $(BIN)/tunecon ./cmd/tunecon
 
-test: deps lint test-go test-webapps ## the whole test suite (what CI runs)
+# Packages of the real servers some tests use; as another user those tests skip.
+deps-system: ## as root: apt-get install MariaDB, nginx and python3-venv if missing
+	@missing=""; \
+	{ command -v mariadbd || test -x /usr/sbin/mariadbd; } >/dev/null || missing="$$missing mariadb-server"; \
+	{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null || missing="$$missing nginx"; \
+	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ]; then echo "not root: tests that need$$missing will skip"; exit 0; fi; \
+	echo "installing$$missing (apt-get)"; \
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null
+
+test: deps deps-system lint test-go test-webapps ## the whole test suite (what CI runs)
 
 test-go:
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -p 1 -count=1 -timeout 25m ./...
 
 GO_APPS := problems/blog/webapp/go problems/blog/solutions/go
 
@@ -34,6 +45,9 @@ perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
 	@command -v wrk >/dev/null || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES_PERF) >/dev/null; else echo "perf needs wrk: apt-get install wrk"; exit 1; fi; }
 	$(GO) build -o $(BIN)/perf ./tools/perf
 	$(BIN)/perf
+
+scores: deps deps-system ## starting scores of every language and store, as a Markdown table
+	$(GO) run ./tools/scores -problem $(PROBLEM)
 
 headroom: deps ## benchmark PROBLEM's reference and tuned apps side by side (spoiler)
 	$(GO) run ./tools/headroom -problem $(PROBLEM)

@@ -6,12 +6,16 @@ package launch
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -67,7 +71,7 @@ var listening = regexp.MustCompile(`listening on (https?://\S+)`)
 func Start(ctx context.Context, cmd *exec.Cmd, name string, log io.Writer) (*App, error) {
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // stop its children too
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
@@ -124,3 +128,37 @@ func Start(ctx context.Context, cmd *exec.Cmd, name string, log io.Writer) (*App
 
 // Env returns the current environment plus the given variables.
 func Env(vars ...string) []string { return append(os.Environ(), vars...) }
+
+// EnsureVenv makes a Python virtualenv at dir with the packages of
+// requirements installed, unless it already holds exactly those (a stamp
+// file keeps the requirements' hash).
+func EnsureVenv(ctx context.Context, dir, requirements string, log io.Writer) error {
+	want, err := os.ReadFile(requirements)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(want)
+	stamp := filepath.Join(dir, ".requirements.sha256")
+	if got, err := os.ReadFile(stamp); err == nil && string(got) == hex.EncodeToString(sum[:]) {
+		return nil
+	}
+	run := func(name string, args ...string) error {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
+		}
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bin", "python")); err != nil {
+		fmt.Fprintf(log, "creating a Python virtualenv in %s ...\n", dir)
+		if err := run("python3", "-m", "venv", dir); err != nil {
+			return fmt.Errorf("%w (on Debian the venv module is in the package python3-venv)", err)
+		}
+	}
+	fmt.Fprintf(log, "installing %s into %s ...\n", requirements, dir)
+	if err := run(filepath.Join(dir, "bin", "pip"), "install", "--quiet", "--disable-pip-version-check", "-r", requirements); err != nil {
+		return err
+	}
+	return os.WriteFile(stamp, []byte(hex.EncodeToString(sum[:])), 0o644)
+}

@@ -40,10 +40,10 @@ func Manifest() engine.Manifest {
 
 // Langs are the reference apps `tunecon serve blog --lang` starts. "tuned"
 // is the spoiler solution in solutions/go.
-var Langs = []string{"go", "tuned"}
+var Langs = []string{"go", "python", "tuned"}
 
 // appDirs maps a language to its app's directory below problems/blog.
-var appDirs = map[string]string{"go": "webapp/go", "tuned": "solutions/go"}
+var appDirs = map[string]string{"go": "webapp/go", "python": "webapp/python", "tuned": "solutions/go"}
 
 // Serve generates the initial data if needed, builds the app and starts it.
 func Serve(ctx context.Context, cfg launch.Config) (*launch.App, error) {
@@ -63,11 +63,20 @@ func Serve(ctx context.Context, cfg launch.Config) (*launch.App, error) {
 		fmt.Fprintln(cfg.Log, "blog: generated the initial data")
 	}
 	appDir := filepath.Join(problem, dir)
-	bin := filepath.Join(cfg.Root, "build", "blog-"+cfg.Lang)
-	if err := launch.BuildGo(ctx, appDir, bin, cfg.Log); err != nil {
-		return nil, err
+	var cmd *exec.Cmd
+	if cfg.Lang == "python" {
+		venv := filepath.Join(cfg.Root, "build", "venv-blog-python")
+		if err := launch.EnsureVenv(ctx, venv, filepath.Join(appDir, "requirements.txt"), cfg.Log); err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
+	} else {
+		bin := filepath.Join(cfg.Root, "build", "blog-"+cfg.Lang)
+		if err := launch.BuildGo(ctx, appDir, bin, cfg.Log); err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(bin)
 	}
-	cmd := exec.Command(bin)
 	cmd.Dir = appDir
 	cmd.Env = launch.Env("BLOG_ADDR="+cfg.Addr, "BLOG_ROOT="+webapp, "BLOG_DB="+cfg.DB, "BLOG_INITIAL_SQL="+dump)
 	fmt.Fprintln(cfg.Log, "blog: starting the app (a first start loads the initial data) ...")
