@@ -15,6 +15,9 @@ const (
 	// SaturatedCPUShare is the share of the cores it may use that the
 	// benchmarker used during the load phase.
 	SaturatedCPUShare = 0.85
+	// BusyCPUShare is the share of its cores past which a lagging
+	// benchmarker counts as saturated rather than starved by other processes.
+	BusyCPUShare = 0.4
 	// SaturatedSchedLag is the 99th percentile of how late a 10 ms timer fired:
 	// past it, the benchmarker's goroutines wait for a CPU instead of running.
 	SaturatedSchedLag = 20 * time.Millisecond
@@ -103,13 +106,19 @@ func (m *monitor) finish() BenchmarkerStats {
 	s.SchedLagP99 = float64(m.lag.ValueAtQuantile(99)) / 1000
 	s.SchedLagMax = float64(m.lag.Max()) / 1000
 	m.mu.Unlock()
+	lagged := s.SchedLagP99 >= float64(SaturatedSchedLag.Milliseconds())
 	switch {
 	case s.CPUShare >= SaturatedCPUShare:
 		s.Saturated = true
 		s.Reason = fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) (limit %.0f%%)", 100*s.CPUShare, cores, 100*SaturatedCPUShare)
-	case s.SchedLagP99 >= float64(SaturatedSchedLag.Milliseconds()):
+	case lagged && s.CPUShare >= BusyCPUShare:
 		s.Saturated = true
-		s.Reason = fmt.Sprintf("the benchmarker's timers fired up to %.0f ms late (p99; limit %s)", s.SchedLagP99, SaturatedSchedLag)
+		s.Reason = fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) and its timers fired up to %.0f ms late (p99; limit %s)",
+			100*s.CPUShare, cores, s.SchedLagP99, SaturatedSchedLag)
+	case lagged:
+		// The machine was busy, but not with the benchmarker (typically the
+		// app on the same machine): latencies include that much client-side delay.
+		s.Reason = fmt.Sprintf("the machine was busy: the benchmarker's timers fired up to %.0f ms late (p99), so latencies include up to that much delay on the benchmarker's side", s.SchedLagP99)
 	}
 	return s
 }

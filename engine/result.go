@@ -100,8 +100,11 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	if bm := r.Benchmarker; bm.Cores > 0 {
 		fmt.Fprintf(&b, "\nBenchmarker: %.1f CPU s (%.0f%% of %d cores), timer lag p99 %.1f ms, %d GC cycles", bm.CPUSeconds, 100*bm.CPUShare, bm.Cores, bm.SchedLagP99, bm.GCCycles)
-		if bm.Saturated {
+		switch {
+		case bm.Saturated:
 			fmt.Fprintf(&b, "\nWARNING: the benchmarker was saturated (%s); this score measures the benchmarker, not the app", bm.Reason)
+		case bm.Reason != "":
+			fmt.Fprintf(&b, "\nNote: %s", bm.Reason)
 		}
 		b.WriteString("\n")
 	}

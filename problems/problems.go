@@ -12,6 +12,7 @@ import (
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/launch"
+	"github.com/tunecon/tunecon/problems/bank"
 	"github.com/tunecon/tunecon/problems/blog"
 	"github.com/tunecon/tunecon/problems/example"
 )
@@ -44,6 +45,13 @@ func All() []Problem {
 			Langs:    blog.Langs,
 			Scenario: func() engine.Scenario { return blog.NewScenario() },
 			Serve:    blog.Serve,
+		},
+		{
+			Name: "bank", Title: "Bank login (after the ISUCON4 qualifier, 2014)",
+			Summary:  "logins that lock users after 3 failures and ban addresses after 10; /report must match exactly",
+			Langs:    bank.Langs,
+			Scenario: func() engine.Scenario { return bank.MustNewScenario() },
+			Serve:    bank.Serve,
 		},
 		{
 			Name: "example", Title: "Notes (the engine's worked example)",

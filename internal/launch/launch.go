@@ -36,6 +36,9 @@ type Config struct {
 	Root string
 	// Log receives the app's own output and setup progress.
 	Log io.Writer
+	// AppDir, if set, is the source directory to build or run instead of
+	// the app's own (tests use it for a patched copy with a defect).
+	AppDir string
 }
 
 // App is a running app.

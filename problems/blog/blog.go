@@ -8,9 +8,6 @@ import (
 	"bufio"
 	"context"
 	_ "embed"
-	"fmt"
-	"os/exec"
-	"path/filepath"
 	"strings"
 
 	"github.com/tunecon/tunecon/engine"
@@ -42,43 +39,13 @@ func Manifest() engine.Manifest {
 // is the spoiler solution in solutions/go.
 var Langs = []string{"go", "python", "tuned"}
 
-// appDirs maps a language to its app's directory below problems/blog.
-var appDirs = map[string]string{"go": "webapp/go", "python": "webapp/python", "tuned": "solutions/go"}
+// apps is where the blog's apps live.
+var apps = launch.Problem{
+	Name: "blog", EnvPrefix: "BLOG",
+	Dirs:       map[string]string{"go": "webapp/go", "python": "webapp/python", "tuned": "solutions/go"},
+	Python:     []string{"python"},
+	EnsureData: func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
+}
 
 // Serve generates the initial data if needed, builds the app and starts it.
-func Serve(ctx context.Context, cfg launch.Config) (*launch.App, error) {
-	dir, ok := appDirs[cfg.Lang]
-	if !ok {
-		return nil, fmt.Errorf("blog has no %q app", cfg.Lang)
-	}
-	problem := filepath.Join(cfg.Root, "problems", "blog")
-	webapp := filepath.Join(problem, "webapp")
-	dump := filepath.Join(webapp, "data", "initial.sql")
-	fmt.Fprintf(cfg.Log, "blog: checking the initial data in %s ...\n", dump)
-	wrote, err := data.EnsureSQL(dump, data.Default())
-	if err != nil {
-		return nil, fmt.Errorf("generating the initial data: %w", err)
-	}
-	if wrote {
-		fmt.Fprintln(cfg.Log, "blog: generated the initial data")
-	}
-	appDir := filepath.Join(problem, dir)
-	var cmd *exec.Cmd
-	if cfg.Lang == "python" {
-		venv := filepath.Join(cfg.Root, "build", "venv-blog-python")
-		if err := launch.EnsureVenv(ctx, venv, filepath.Join(appDir, "requirements.txt"), cfg.Log); err != nil {
-			return nil, err
-		}
-		cmd = exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
-	} else {
-		bin := filepath.Join(cfg.Root, "build", "blog-"+cfg.Lang)
-		if err := launch.BuildGo(ctx, appDir, bin, cfg.Log); err != nil {
-			return nil, err
-		}
-		cmd = exec.Command(bin)
-	}
-	cmd.Dir = appDir
-	cmd.Env = launch.Env("BLOG_ADDR="+cfg.Addr, "BLOG_ROOT="+webapp, "BLOG_DB="+cfg.DB, "BLOG_INITIAL_SQL="+dump)
-	fmt.Fprintln(cfg.Log, "blog: starting the app (a first start loads the initial data) ...")
-	return launch.Start(ctx, cmd, "blog-"+cfg.Lang, cfg.Log)
-}
+func Serve(ctx context.Context, cfg launch.Config) (*launch.App, error) { return apps.Serve(ctx, cfg) }

@@ -2,14 +2,11 @@ package blog_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,188 +16,25 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/launch"
-	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/internal/apptest"
 	"github.com/tunecon/tunecon/problems/blog"
 )
 
-// apps holds the apps the tests started, by language, one each per run of
-// the package; TestMain stops them.
-var apps = struct {
-	sync.Mutex
-	urls     map[string]*url.URL
-	stops    []func() // apps
-	last     []func() // servers the apps use
-	maria    *servers.MariaDB
-	mariaErr error
-}{urls: map[string]*url.URL{}}
+var apps = apptest.New(blog.Serve)
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, stop := range append(apps.stops, apps.last...) {
-		stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
 
 // langs are the reference apps every defect must fail.
 var langs = []string{"go", "python"}
 
-// startApp builds and starts a blog app once per language and store
-// ("sqlite", or "mariadb" on a private MariaDB server); tests that share it
-// run one after the other.
-func startApp(t *testing.T, lang, store string) *url.URL {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("starts the reference app: not in -short")
-	}
-	key := lang + "/" + store
-	apps.Lock()
-	u, ok := apps.urls[key]
-	apps.Unlock()
-	if ok {
-		return u
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir, err := os.MkdirTemp("", "blog-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn := "sqlite:" + filepath.Join(dir, "blog.db")
-	if store == "mariadb" {
-		dsn = mariaDB(t, "blog_"+lang)
-	}
-	var log bytes.Buffer
-	app, err := blog.Serve(context.Background(), launch.Config{
-		Lang: lang, Addr: "127.0.0.1:0", Root: root, Log: &syncWriter{w: &log}, DB: dsn,
-	})
-	if err != nil {
-		os.RemoveAll(dir)
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	apps.Lock()
-	defer apps.Unlock()
-	apps.stops = append(apps.stops, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := app.Stop(ctx); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the %s app: %v\n", key, err)
-		}
-		os.RemoveAll(dir)
-	})
-	u, _ = url.Parse(app.URL + "/")
-	apps.urls[key] = u
-	return u
-}
-
-// mariaDB starts the package's private MariaDB server on first use and
-// creates an empty database on it.
-func mariaDB(t *testing.T, name string) string {
-	t.Helper()
-	apps.Lock()
-	if apps.maria == nil && apps.mariaErr == nil {
-		dir, err := os.MkdirTemp("", "blog-mariadb")
-		if err == nil {
-			var log bytes.Buffer
-			apps.maria, err = servers.StartMariaDB(context.Background(), dir, &syncWriter{w: &log})
-			if err != nil {
-				err = fmt.Errorf("%w\n%s", err, log.String())
-				os.RemoveAll(dir)
-			} else {
-				m := apps.maria
-				apps.last = append(apps.last, func() { m.Stop(); os.RemoveAll(dir) })
-			}
-		}
-		apps.mariaErr = err
-	}
-	m, err := apps.maria, apps.mariaErr
-	apps.Unlock()
-	servers.Require(t, err)
-	dsn, err := m.CreateDatabase(context.Background(), name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dsn
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
+func startApp(t *testing.T, lang, store string) *url.URL { return apps.Start(t, lang, store, "") }
 
 func bench(t *testing.T, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
-	var staff bytes.Buffer
-	opts = append([]engine.Option{engine.WithLoadDuration(load), engine.WithSeed(20261120),
-		engine.WithStaffLog(&syncWriter{w: &staff})}, opts...)
-	res := engine.New(blog.NewScenario(), target, opts...).Run(context.Background())
-	var sum strings.Builder
-	_ = res.WriteSummary(&sum)
-	t.Logf("result:\n%s", sum.String())
-	if t.Failed() || os.Getenv("TUNECON_STAFF") != "" {
-		t.Logf("staff log:\n%s", staff.String())
-	}
-	return res
+	return apptest.Bench(t, blog.NewScenario(), target, load, opts...)
 }
 
-// proxy sits between the benchmarker and a correct app and adds one defect.
-type proxy struct {
-	app      *url.URL
-	requests atomic.Int64
-	// intercept may answer a request itself (n counts requests from 1).
-	intercept func(w http.ResponseWriter, r *http.Request, n int64) bool
-	// rewrite may change an answer from the app (its body and headers).
-	rewrite func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte
-	// statusMap changes statuses of answers to statusMethod requests.
-	statusMap    map[int]int
-	statusMethod string
-}
-
-func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n := p.requests.Add(1)
-	if p.intercept != nil && p.intercept(w, r, n) {
-		return
-	}
-	body, _ := io.ReadAll(r.Body)
-	out, _ := http.NewRequestWithContext(r.Context(), r.Method, p.app.ResolveReference(&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}).String(), bytes.NewReader(body))
-	out.Header = r.Header.Clone()
-	res, err := http.DefaultTransport.RoundTrip(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadGateway)
-		return
-	}
-	defer res.Body.Close()
-	data, _ := io.ReadAll(res.Body)
-	if p.rewrite != nil {
-		data = p.rewrite(r, n, res.StatusCode, res.Header, data)
-	}
-	for k, v := range res.Header {
-		w.Header()[k] = v
-	}
-	w.Header().Del("Content-Length")
-	st := res.StatusCode
-	if to, ok := p.statusMap[st]; ok && r.Method == p.statusMethod {
-		st = to
-	}
-	w.WriteHeader(st)
-	_, _ = w.Write(data)
-}
-
-func (p *proxy) start(t *testing.T) *url.URL {
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	u, _ := url.Parse(srv.URL + "/")
-	return u
-}
+type proxy = apptest.Proxy
 
 // defectLoad is long enough for the freshness checks of the load phase to
 // meet a defect many times over, and defectUsers few enough that the slow
@@ -240,7 +74,7 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 		p    *proxy
 		want string // a regexp matched against the fail reasons and messages
 	}{
-		{"sidebar cached for 3 s", &proxy{rewrite: func() func(*http.Request, int64, int, http.Header, []byte) []byte {
+		{"sidebar cached for 3 s", &proxy{Rewrite: func() func(*http.Request, int64, int, http.Header, []byte) []byte {
 			var cached []byte
 			var at time.Time
 			return func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
@@ -256,7 +90,7 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 				return sidebarRe.ReplaceAllLiteral(body, cached)
 			}
 		}()}, "sidebar|is missing|should show by now"},
-		{"a comment dropped", &proxy{intercept: func() func(http.ResponseWriter, *http.Request, int64) bool {
+		{"a comment dropped", &proxy{Intercept: func() func(http.ResponseWriter, *http.Request, int64) bool {
 			var comments atomic.Int64
 			return func(w http.ResponseWriter, r *http.Request, n int64) bool {
 				if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/comments") {
@@ -270,24 +104,24 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 				return true
 			}
 		}()}, "comment 900000000|the sidebar"},
-		{"a byte of the stylesheet changed", &proxy{rewrite: func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
+		{"a byte of the stylesheet changed", &proxy{Rewrite: func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
 			if r.URL.Path == "/static/css/blog.css" && len(body) > 10 {
 				body = append([]byte(nil), body...)
 				body[10] ^= 1
 			}
 			return body
 		}}, "asset content differs"},
-		{"an asset tag removed", &proxy{rewrite: func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
+		{"an asset tag removed", &proxy{Rewrite: func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
 			return bytes.ReplaceAll(body, []byte(`<script src="/static/js/blog.js"></script>`), nil)
 		}}, "lacks the script tag"},
-		{"5% of answers turned into errors", &proxy{intercept: func(w http.ResponseWriter, r *http.Request, n int64) bool {
+		{"5% of answers turned into errors", &proxy{Intercept: func(w http.ResponseWriter, r *http.Request, n int64) bool {
 			if n > armed && n%20 == 0 {
 				http.Error(w, "oops", http.StatusInternalServerError)
 				return true
 			}
 			return false
 		}}, "error rate"},
-		{"whole pages cached for 2 s", &proxy{intercept: func() func(http.ResponseWriter, *http.Request, int64) bool {
+		{"whole pages cached for 2 s", &proxy{Intercept: func() func(http.ResponseWriter, *http.Request, int64) bool {
 			type entry struct {
 				body []byte
 				h    http.Header
@@ -323,8 +157,7 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 	}
 	for _, d := range defects {
 		t.Run(d.name, func(t *testing.T) {
-			d.p.app = app
-			res := bench(t, d.p.start(t), defectLoad, engine.WithWorkload(defectUsers))
+			res := bench(t, d.p.Start(t, app), defectLoad, engine.WithWorkload(defectUsers))
 			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
 			if res.Passed || !regexp.MustCompile(d.want).MatchString(all) {
 				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", d.want, res.Passed, all)
@@ -396,10 +229,9 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 			return f(body)
 		}
 	}
-	html := func(f func(path, body string) string) *proxy { return &proxy{rewrite: rewriteHTML(f)} }
+	html := func(f func(path, body string) string) *proxy { return &proxy{Rewrite: rewriteHTML(f)} }
 	status := func(from, to int, method string) *proxy {
-		return &proxy{rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte { return body },
-			intercept: func(w http.ResponseWriter, r *http.Request, n int64) bool { return false }, statusMap: map[int]int{from: to}, statusMethod: method}
+		return &proxy{StatusMap: map[int]int{from: to}, StatusMethod: method}
 	}
 	cases := []struct {
 		name string
@@ -494,7 +326,7 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 		{"comment form missing", html(func(_, b string) string { return strings.ReplaceAll(b, `id="comment-form"`, `id="other"`) }), "comment form"},
 		{"404 answered with 200", status(404, 200, "GET"), "expected status 404"},
 		{"invalid post accepted", status(400, 200, "POST"), "expected status 400"},
-		{"comment redirect without its id", &proxy{rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+		{"comment redirect without its id", &proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
 			if loc := h.Get("Location"); strings.Contains(loc, "#comment-") {
 				h.Set("Location", loc[:strings.Index(loc, "#")])
 			}
@@ -503,8 +335,7 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.p.app = app
-			res := bench(t, c.p.start(t), 5*time.Second)
+			res := bench(t, c.p.Start(t, app), 5*time.Second)
 			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
 			if res.Passed || !regexp.MustCompile(c.want).MatchString(all) {
 				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", c.want, res.Passed, all)

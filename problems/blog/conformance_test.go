@@ -1,17 +1,12 @@
 package blog_test
 
 import (
-	"bytes"
-	"context"
 	"net/url"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/internal/apptest"
 )
 
 // TestConformance runs the pre-check and a short load against every
@@ -50,44 +45,9 @@ func TestConformance(t *testing.T) {
 // app, changing only its three placeholders: the port, the app's address and
 // the path of the static files.
 func behindNginx(t *testing.T, app *url.URL) *url.URL {
-	t.Helper()
-	sample, err := os.ReadFile("nginx/blog.conf")
-	if err != nil {
-		t.Fatal(err)
-	}
 	public, _ := filepath.Abs("webapp/public")
-	conf := string(sample)
-	for _, r := range [][2]string{
-		{"listen 80;", "listen 127.0.0.1:{{PORT}};"},
-		{"server 127.0.0.1:8080;", "server " + app.Host + ";"},
-		{"alias /path/to/tunecon/problems/blog/webapp/public/;", "alias " + public + "/;"},
-	} {
-		if !strings.Contains(conf, r[0]) {
-			t.Fatalf("nginx/blog.conf no longer contains %q", r[0])
-		}
-		conf = strings.ReplaceAll(conf, r[0], r[1])
-	}
-	dir := t.TempDir()
-	var log bytes.Buffer
-	n, err := servers.StartNginx(context.Background(), dir, conf, &syncWriter{w: &log})
-	if err != nil {
-		err = &wrapped{err, log.String()}
-	}
-	servers.Require(t, err)
-	t.Cleanup(func() {
-		n.Stop()
-		if t.Failed() {
-			t.Logf("nginx's log:\n%s", log.String())
-		}
-	})
-	u, _ := url.Parse("http://127.0.0.1:" + strconv.Itoa(n.Port) + "/")
-	return u
+	return apptest.BehindNginx(t, "nginx/blog.conf", app,
+		[2]string{"listen 80;", "listen 127.0.0.1:{{PORT}};"},
+		[2]string{"server 127.0.0.1:8080;", "server {{APP}};"},
+		[2]string{"alias /path/to/tunecon/problems/blog/webapp/public/;", "alias " + public + "/;"})
 }
-
-type wrapped struct {
-	err error
-	log string
-}
-
-func (w *wrapped) Error() string { return w.err.Error() + "\n" + w.log }
-func (w *wrapped) Unwrap() error { return w.err }

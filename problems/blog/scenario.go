@@ -39,7 +39,7 @@ const (
 	// article and comment text is compared with the model.
 	fullCheckShare = 0.25
 	// startUsers and growth drive the load controller.
-	startUsers = 16
+	startUsers = 4
 	growth     = 1.0
 	// maxUsers caps the load: high enough that a tuned app, not the cap, sets the score.
 	maxUsers = 10000

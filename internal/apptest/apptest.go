@@ -1,0 +1,288 @@
+// Package apptest is what the problems' end-to-end tests share: reference
+// apps started once per test binary (on SQLite or on a private MariaDB),
+// nginx in front of an app, a proxy that adds one defect to a correct app,
+// and a benchmark run that logs its summary.
+package apptest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/launch"
+	"github.com/tunecon/tunecon/internal/servers"
+)
+
+// Serve starts one app (a problem's Serve function).
+type Serve func(ctx context.Context, cfg launch.Config) (*launch.App, error)
+
+// Apps starts apps on demand and stops them all at the end of the test
+// binary: call Run from TestMain.
+type Apps struct {
+	Serve Serve
+	// Root is the repository's root.
+	Root string
+
+	mu       sync.Mutex
+	urls     map[string]*url.URL
+	stops    []func() // apps, stopped first
+	last     []func() // the servers they use
+	maria    *servers.MariaDB
+	mariaErr error
+}
+
+// New returns Apps for a problem whose tests run in problems/NAME.
+func New(serve Serve) *Apps {
+	root, _ := filepath.Abs("../..")
+	return &Apps{Serve: serve, Root: root, urls: map[string]*url.URL{}}
+}
+
+// Run runs the tests and then stops everything started.
+func (a *Apps) Run(m *testing.M) int {
+	code := m.Run()
+	for _, stop := range append(a.stops, a.last...) {
+		stop()
+	}
+	return code
+}
+
+// Start starts the app of lang on store ("sqlite" or "mariadb") once, and
+// returns its base URL; src, if not empty, is a source directory to use
+// instead of the app's own (a patched copy).
+func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a reference app: not in -short")
+	}
+	key := lang + "/" + store + "/" + src
+	a.mu.Lock()
+	u, ok := a.urls[key]
+	a.mu.Unlock()
+	if ok {
+		return u
+	}
+	dir, err := os.MkdirTemp("", "apptest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn := "sqlite:" + filepath.Join(dir, "app.db")
+	if store == "mariadb" {
+		dsn = a.MariaDB(t, fmt.Sprintf("db%d", time.Now().UnixNano()))
+	}
+	var log bytes.Buffer
+	app, err := a.Serve(context.Background(), launch.Config{
+		Lang: lang, Addr: "127.0.0.1:0", Root: a.Root, Log: &SyncWriter{W: &log}, DB: dsn, AppDir: src,
+	})
+	if err != nil {
+		os.RemoveAll(dir)
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.stops = append(a.stops, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := app.Stop(ctx); err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the %s app: %v\n", key, err)
+		}
+		os.RemoveAll(dir)
+	})
+	u, _ = url.Parse(app.URL + "/")
+	a.urls[key] = u
+	return u
+}
+
+// MariaDB starts the private MariaDB server on first use and creates an
+// empty database on it. Without MariaDB the test skips, or fails under CI.
+func (a *Apps) MariaDB(t *testing.T, name string) string {
+	t.Helper()
+	a.mu.Lock()
+	if a.maria == nil && a.mariaErr == nil {
+		dir, err := os.MkdirTemp("", "apptest-mariadb")
+		if err == nil {
+			var log bytes.Buffer
+			a.maria, err = servers.StartMariaDB(context.Background(), dir, &SyncWriter{W: &log})
+			if err != nil {
+				err = fmt.Errorf("%w\n%s", err, log.String())
+				os.RemoveAll(dir)
+			} else {
+				m := a.maria
+				a.last = append(a.last, func() { m.Stop(); os.RemoveAll(dir) })
+			}
+		}
+		a.mariaErr = err
+	}
+	m, err := a.maria, a.mariaErr
+	a.mu.Unlock()
+	servers.Require(t, err)
+	dsn, err := m.CreateDatabase(context.Background(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dsn
+}
+
+// Patched copies the app's source directory into a temporary one with each
+// (old, new) replacement made exactly once, for a test build with a defect.
+func Patched(t *testing.T, src string, replacements ...[2]string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	main := filepath.Join(dst, "main.go")
+	code, err := os.ReadFile(main)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replacements {
+		if strings.Count(string(code), r[0]) != 1 {
+			t.Fatalf("the app's main.go no longer contains %q exactly once: update the defect", r[0])
+		}
+		code = []byte(strings.Replace(string(code), r[0], r[1], 1))
+	}
+	if err := os.WriteFile(main, code, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// SyncWriter serialises writes to W.
+type SyncWriter struct {
+	mu sync.Mutex
+	W  io.Writer
+}
+
+func (s *SyncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.W.Write(p)
+}
+
+// Bench runs scenario against target and logs the summary (and the staff
+// log if the test failed or TUNECON_STAFF is set).
+func Bench(t *testing.T, scenario engine.Scenario, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
+	t.Helper()
+	var staff bytes.Buffer
+	opts = append([]engine.Option{engine.WithLoadDuration(load), engine.WithSeed(20261120),
+		engine.WithStaffLog(&SyncWriter{W: &staff})}, opts...)
+	res := engine.New(scenario, target, opts...).Run(context.Background())
+	var sum strings.Builder
+	_ = res.WriteSummary(&sum)
+	t.Logf("result:\n%s", sum.String())
+	if t.Failed() || os.Getenv("TUNECON_STAFF") != "" {
+		t.Logf("staff log:\n%s", staff.String())
+	}
+	return res
+}
+
+// Proxy sits between the benchmarker and a correct app and adds one defect.
+type Proxy struct {
+	App      *url.URL
+	requests atomic.Int64
+	// Intercept may answer a request itself (n counts requests from 1).
+	Intercept func(w http.ResponseWriter, r *http.Request, n int64) bool
+	// Rewrite may change an answer from the app (its body and headers).
+	Rewrite func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte
+	// StatusMap changes statuses of answers to StatusMethod requests.
+	StatusMap    map[int]int
+	StatusMethod string
+}
+
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := p.requests.Add(1)
+	if p.Intercept != nil && p.Intercept(w, r, n) {
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	out, _ := http.NewRequestWithContext(r.Context(), r.Method, p.App.ResolveReference(&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}).String(), bytes.NewReader(body))
+	out.Header = r.Header.Clone()
+	res, err := http.DefaultTransport.RoundTrip(out)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	if p.Rewrite != nil {
+		data = p.Rewrite(r, n, res.StatusCode, res.Header, data)
+	}
+	for k, v := range res.Header {
+		w.Header()[k] = v
+	}
+	w.Header().Del("Content-Length")
+	st := res.StatusCode
+	if to, ok := p.StatusMap[st]; ok && r.Method == p.StatusMethod {
+		st = to
+	}
+	w.WriteHeader(st)
+	_, _ = w.Write(data)
+}
+
+// Start serves the proxy on loopback until the test ends.
+func (p *Proxy) Start(t *testing.T, app *url.URL) *url.URL {
+	p.App = app
+	srv := httptest.NewServer(p)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/")
+	return u
+}
+
+// BehindNginx starts nginx with a problem's sample configuration in front
+// of app, after replacing each (old, new) pair, where new may use {{PORT}}
+// (nginx's port) and {{APP}} (the app's host:port).
+func BehindNginx(t *testing.T, confPath string, app *url.URL, replacements ...[2]string) *url.URL {
+	t.Helper()
+	sample, err := os.ReadFile(confPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := string(sample)
+	for _, r := range replacements {
+		if !strings.Contains(conf, r[0]) {
+			t.Fatalf("%s no longer contains %q", confPath, r[0])
+		}
+		conf = strings.ReplaceAll(conf, r[0], strings.ReplaceAll(r[1], "{{APP}}", app.Host))
+	}
+	var log bytes.Buffer
+	n, err := servers.StartNginx(context.Background(), t.TempDir(), conf, &SyncWriter{W: &log})
+	if err != nil {
+		err = fmt.Errorf("%w\n%s", err, log.String())
+	}
+	servers.Require(t, err)
+	t.Cleanup(func() {
+		n.Stop()
+		if t.Failed() {
+			t.Logf("nginx's log:\n%s", log.String())
+		}
+	})
+	u, _ := url.Parse("http://127.0.0.1:" + strconv.Itoa(n.Port) + "/")
+	return u
+}

@@ -1,0 +1,131 @@
+package bank_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/apptest"
+	"github.com/tunecon/tunecon/problems/bank"
+)
+
+var apps = apptest.New(bank.Serve)
+
+func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
+
+func bench(t *testing.T, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
+	t.Helper()
+	s, err := bank.NewScenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apptest.Bench(t, s, target, load, opts...)
+}
+
+// TestConformance: every language on every store passes with 0 fails.
+func TestConformance(t *testing.T) {
+	for _, c := range []struct{ lang, store string }{{"go", "sqlite"}, {"python", "sqlite"}, {"go", "mariadb"}, {"python", "mariadb"}} {
+		t.Run(c.lang+"+"+c.store, func(t *testing.T) {
+			res := bench(t, apps.Start(t, c.lang, c.store, ""), 15*time.Second)
+			if !res.Passed || res.Errors.Charged() != 0 || res.Breakdown["login"] == 0 || res.Breakdown["refusal"] == 0 {
+				t.Fatalf("passed=%v errors=%+v breakdown=%v reasons=%q messages=%q", res.Passed, res.Errors, res.Breakdown, res.FailReasons, res.Messages)
+			}
+		})
+	}
+}
+
+// TestEachDefectFails builds the Go reference with one defect at a time, or
+// puts it behind a proxy that adds one, and expects a FAIL naming it.
+func TestEachDefectFails(t *testing.T) {
+	src := "webapp/go"
+	cases := []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		{"users locked after 4 failures instead of 3", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"lockThreshold = 3", "lockThreshold = 4"}))
+		}, "expected /"},
+		{"the address taken from the socket, not X-Forwarded-For", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
+				[2]string{`first, _, _ := strings.Cut(r.Header.Get("X-Forwarded-For"), ",")`, `first := ""`}))
+		}, "expected /|previous login from"},
+		{"/mypage shows the current login, not the previous one", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"AND id < ? ", "AND id <= ? "}))
+		}, "previous login"},
+		{"/report misses one entry", func(t *testing.T) *url.URL {
+			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+				if r.URL.Path != "/report" {
+					return body
+				}
+				var rep map[string][]string
+				if json.Unmarshal(body, &rep) != nil || len(rep["banned_ips"]) == 0 {
+					return body
+				}
+				rep["banned_ips"] = rep["banned_ips"][1:]
+				out, _ := json.Marshal(rep)
+				return out
+			}}
+			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
+		}, "banned_ips differs"},
+		{"/mypage cached across users", func(t *testing.T) *url.URL {
+			var mu sync.Mutex
+			var cached []byte
+			var at time.Time
+			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+				if r.URL.Path != "/mypage" || st != http.StatusOK {
+					return body
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if cached == nil || time.Since(at) > 2*time.Second {
+					cached, at = body, time.Now()
+				}
+				return cached
+			}}
+			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
+		}, "shows the user|previous login"},
+		{"a notice shown twice", func(t *testing.T) *url.URL {
+			var mu sync.Mutex
+			last := map[string][]byte{}
+			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+				if r.URL.Path != "/" || r.Method != http.MethodGet {
+					return body
+				}
+				c, _ := r.Cookie("bank_session")
+				key := ""
+				if c != nil {
+					key = c.Value
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if strings.Contains(string(body), `id="notice"`) {
+					last[key] = body
+				} else if prev, ok := last[key]; ok {
+					return prev
+				}
+				return body
+			}}
+			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
+		}, "expected none"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := bench(t, c.target(t), 15*time.Second)
+			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
+			if res.Passed || !regexp.MustCompile(c.want).MatchString(all) {
+				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", c.want, res.Passed, all)
+			}
+			if res.Internal {
+				t.Errorf("the defect caused an internal error: %s", all)
+			}
+		})
+	}
+}
