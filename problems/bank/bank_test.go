@@ -52,7 +52,7 @@ func TestEachDefectFails(t *testing.T) {
 	}{
 		{"users locked after 4 failures instead of 3", func(t *testing.T) *url.URL {
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"lockThreshold = 3", "lockThreshold = 4"}))
-		}, "expected /"},
+		}, "expected /|locked_users differs"},
 		{"the address taken from the socket, not X-Forwarded-For", func(t *testing.T) *url.URL {
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
 				[2]string{`first, _, _ := strings.Cut(r.Header.Get("X-Forwarded-For"), ",")`, `first := ""`}))

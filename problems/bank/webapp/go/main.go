@@ -519,22 +519,56 @@ func (app *App) getMypage(w http.ResponseWriter, r *http.Request) {
 
 // getReport lists every banned address and every locked user, from the whole log.
 func (app *App) getReport(w http.ResponseWriter, r *http.Request) {
-	banned := []string{}
-	err := app.db.Select(&banned, "SELECT l.ip FROM login_log l "+
-		"LEFT JOIN (SELECT ip, MAX(id) AS last_id FROM login_log WHERE succeeded = 1 GROUP BY ip) s ON s.ip = l.ip "+
-		"WHERE l.id > IFNULL(s.last_id, 0) GROUP BY l.ip HAVING COUNT(*) >= ?", banThreshold)
+	// Replay the whole log in id order, as the rules read it.
+	rows, err := app.db.Query("SELECT user_id, ip, succeeded FROM login_log ORDER BY id")
 	if err != nil {
 		app.serverError(w, err)
 		return
 	}
-	locked := []string{}
-	err = app.db.Select(&locked, "SELECT u.login FROM login_log l JOIN users u ON u.id = l.user_id "+
-		"LEFT JOIN (SELECT user_id, MAX(id) AS last_id FROM login_log WHERE succeeded = 1 GROUP BY user_id) s "+
-		"ON s.user_id = l.user_id "+
-		"WHERE l.id > IFNULL(s.last_id, 0) GROUP BY u.login HAVING COUNT(*) >= ?", lockThreshold)
-	if err != nil {
+	defer rows.Close()
+	userFailures := map[int64]int{}
+	ipFailures := map[string]int{}
+	for rows.Next() {
+		var userID sql.NullInt64
+		var ip string
+		var succeeded bool
+		if err := rows.Scan(&userID, &ip, &succeeded); err != nil {
+			app.serverError(w, err)
+			return
+		}
+		if succeeded {
+			ipFailures[ip] = 0
+			if userID.Valid {
+				userFailures[userID.Int64] = 0
+			}
+			continue
+		}
+		ipFailures[ip]++
+		if userID.Valid {
+			userFailures[userID.Int64]++
+		}
+	}
+	if err := rows.Err(); err != nil {
 		app.serverError(w, err)
 		return
+	}
+	banned := []string{}
+	for ip, n := range ipFailures {
+		if n >= banThreshold {
+			banned = append(banned, ip)
+		}
+	}
+	locked := []string{}
+	for id, n := range userFailures {
+		if n < lockThreshold {
+			continue
+		}
+		var login string
+		if err := app.db.Get(&login, "SELECT login FROM users WHERE id = ?", id); err != nil {
+			app.serverError(w, err)
+			return
+		}
+		locked = append(locked, login)
 	}
 	sort.Strings(banned)
 	sort.Strings(locked)

@@ -329,20 +329,23 @@ def get_mypage():
 
 @app.get("/report")
 def get_report():
-    """Lists every banned address and every locked user, from the whole log."""
-    banned = query(
-        "SELECT l.ip AS ip FROM login_log l "
-        "LEFT JOIN (SELECT ip, MAX(id) AS last_id FROM login_log WHERE succeeded = 1 GROUP BY ip) s ON s.ip = l.ip "
-        "WHERE l.id > IFNULL(s.last_id, 0) GROUP BY l.ip HAVING COUNT(*) >= ?",
-        BAN_THRESHOLD,
-    )
-    locked = query(
-        "SELECT u.login AS login FROM login_log l JOIN users u ON u.id = l.user_id "
-        "LEFT JOIN (SELECT user_id, MAX(id) AS last_id FROM login_log WHERE succeeded = 1 GROUP BY user_id) s "
-        "ON s.user_id = l.user_id "
-        "WHERE l.id > IFNULL(s.last_id, 0) GROUP BY u.login HAVING COUNT(*) >= ?",
-        LOCK_THRESHOLD,
-    )
+    """Lists every banned address and every locked user, replaying the whole log in id order."""
+    user_failures, ip_failures = {}, {}
+    for row in query("SELECT user_id, ip, succeeded FROM login_log ORDER BY id"):
+        if row["succeeded"]:
+            ip_failures[row["ip"]] = 0
+            if row["user_id"] is not None:
+                user_failures[row["user_id"]] = 0
+            continue
+        ip_failures[row["ip"]] = ip_failures.get(row["ip"], 0) + 1
+        if row["user_id"] is not None:
+            user_failures[row["user_id"]] = user_failures.get(row["user_id"], 0) + 1
+    banned = [{"ip": ip} for ip, n in ip_failures.items() if n >= BAN_THRESHOLD]
+    locked = [
+        query_one("SELECT login FROM users WHERE id = ?", user_id)
+        for user_id, n in user_failures.items()
+        if n >= LOCK_THRESHOLD
+    ]
     body = json.dumps(
         {"banned_ips": sorted(row["ip"] for row in banned), "locked_users": sorted(row["login"] for row in locked)},
         separators=(",", ":"),
