@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"path"
 	"strings"
@@ -153,4 +154,19 @@ func pathOnly(requestURI string) string {
 		}
 	}
 	return requestURI
+}
+
+// ManifestFromSums reads the output of `sha256sum` (a hex hash, two spaces,
+// a path, per line) into a manifest, prefixing each path with prefix. A line
+// of another shape is an error: a manifest must not silently lose an asset.
+func ManifestFromSums(sums, prefix string) (Manifest, error) {
+	m := Manifest{}
+	for i, line := range strings.Split(strings.TrimRight(sums, "\n"), "\n") {
+		sum, file, ok := strings.Cut(line, "  ")
+		if !ok || len(sum) != 64 || file == "" {
+			return nil, fmt.Errorf("manifest line %d is not `sha256  path`: %q", i+1, line)
+		}
+		m[path.Join(prefix, file)] = sum
+	}
+	return m, nil
 }

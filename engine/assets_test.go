@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -91,5 +92,15 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 				t.Fatalf("got %v, want class %s code %s", firstErr, c.class, c.code)
 			}
 		})
+	}
+}
+
+func TestManifestFromSums(t *testing.T) {
+	m, err := engine.ManifestFromSums(strings.Repeat("a", 64)+"  css/x.css\n"+strings.Repeat("b", 64)+"  img/y.png\n", "/static")
+	if err != nil || len(m) != 2 || m["/static/css/x.css"] != strings.Repeat("a", 64) {
+		t.Errorf("got %v %v", m, err)
+	}
+	if _, err := engine.ManifestFromSums("not a sum line\n", "/static"); err == nil {
+		t.Error("a malformed line was accepted")
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"math"
 	"net/url"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -205,4 +207,25 @@ func writeJSON(path string, results []*engine.Result) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// RunForResult runs a bench or try command line with --json into a
+// temporary file, and returns the result it wrote and the exit status.
+func RunForResult(ctx context.Context, args []string, env Env) (*engine.Result, int, error) {
+	dir, err := os.MkdirTemp("", "tunecon-result")
+	if err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "result.json")
+	code := Run(ctx, append(args, "--json", path), env)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, code, fmt.Errorf("%q wrote no result (exit %d): %w", strings.Join(args, " "), code, err)
+	}
+	var res engine.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		return nil, code, err
+	}
+	return &res, code, nil
 }

@@ -6,10 +6,9 @@
 package bank
 
 import (
-	"bufio"
 	"context"
 	_ "embed"
-	"strings"
+	"sync"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/launch"
@@ -21,14 +20,14 @@ import (
 //go:embed assets.sha256
 var assetSums string
 
+// manifest is read once from assetSums.
+var manifest = sync.OnceValues(func() (engine.Manifest, error) { return engine.ManifestFromSums(assetSums, "/static") })
+
 // Manifest maps each static file's URL path to its SHA-256.
 func Manifest() engine.Manifest {
-	m := engine.Manifest{}
-	sc := bufio.NewScanner(strings.NewReader(assetSums))
-	for sc.Scan() {
-		if sum, file, ok := strings.Cut(sc.Text(), "  "); ok {
-			m["/static/"+file] = sum
-		}
+	m, err := manifest()
+	if err != nil {
+		panic(err) // assets.sha256 is embedded: a malformed one is caught by every test
 	}
 	return m
 }

@@ -2,6 +2,7 @@ package bank_test
 
 import (
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -127,5 +128,17 @@ func TestEachDefectFails(t *testing.T) {
 				t.Errorf("the defect caused an internal error: %s", all)
 			}
 		})
+	}
+}
+
+// TestManifestMatchesThePublicFiles: assets.sha256 is the benchmarker's copy
+// of webapp/public; a change to either must be made to both on purpose.
+func TestManifestMatchesThePublicFiles(t *testing.T) {
+	got, err := engine.ManifestFromFS(os.DirFS("webapp/public"), ".", "/static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := bank.Manifest(); !maps.Equal(got, want) {
+		t.Errorf("webapp/public hashes to %v, assets.sha256 says %v", got, want)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -344,5 +345,17 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 				t.Errorf("the defect caused an internal error: %s", all)
 			}
 		})
+	}
+}
+
+// TestManifestMatchesThePublicFiles: assets.sha256 is the benchmarker's copy
+// of webapp/public; a change to either must be made to both on purpose.
+func TestManifestMatchesThePublicFiles(t *testing.T) {
+	got, err := engine.ManifestFromFS(os.DirFS("webapp/public"), ".", "/static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := blog.Manifest(); !maps.Equal(got, want) {
+		t.Errorf("webapp/public hashes to %v, assets.sha256 says %v", got, want)
 	}
 }

@@ -5,12 +5,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/cli"
@@ -24,30 +22,23 @@ func main() {
 	cli.TuneRuntime()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	dir, err := os.MkdirTemp("", "headroom")
-	if err != nil {
-		fail(err)
-	}
-	defer os.RemoveAll(dir)
+	env := cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
 	score := func(lang string) *engine.Result {
-		path := filepath.Join(dir, lang+".json")
 		fmt.Printf("=== %s, %s app\n", *problem, lang)
-		code := cli.Run(ctx, []string{"try", *problem, "--lang", lang, "--duration", *duration, "--seed", *seed, "--json", path},
-			cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv})
-		data, err := os.ReadFile(path)
+		res, _, err := cli.RunForResult(ctx, []string{"try", *problem, "--lang", lang, "--duration", *duration, "--seed", *seed}, env)
 		if err != nil {
-			fail(fmt.Errorf("the %s run wrote no result (exit %d): %w", lang, code, err))
-		}
-		var res engine.Result
-		if err := json.Unmarshal(data, &res); err != nil {
 			fail(err)
 		}
-		return &res
+		return res
 	}
-	ref := score("go")
-	tuned := score("tuned")
-	fmt.Printf("\nreference: %s score %.1f (users %d -> %d, benchmarker saturated: %v)\n", verdict(ref), ref.Score, ref.Workload.Start, ref.Workload.Final, ref.Benchmarker.Saturated)
-	fmt.Printf("tuned:     %s score %.1f (users %d -> %d, benchmarker saturated: %v)\n", verdict(tuned), tuned.Score, tuned.Workload.Start, tuned.Workload.Final, tuned.Benchmarker.Saturated)
+	ref, tuned := score("go"), score("tuned")
+	for _, r := range []struct {
+		name string
+		res  *engine.Result
+	}{{"reference", ref}, {"tuned", tuned}} {
+		fmt.Printf("%-10s %s score %.1f (users %d -> %d, benchmarker saturated: %v)\n", r.name+":", verdict(r.res),
+			r.res.Score, r.res.Workload.Start, r.res.Workload.Final, r.res.Benchmarker.Saturated)
+	}
 	if !ref.Passed || !tuned.Passed || ref.Score == 0 {
 		fail(fmt.Errorf("both runs must pass with a score for a ratio"))
 	}

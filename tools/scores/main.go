@@ -6,7 +6,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -55,22 +54,16 @@ func main() {
 					fail(err)
 				}
 			}
-			path := filepath.Join(dir, lang+"-"+store+".json")
 			fmt.Fprintf(os.Stderr, "=== %s, %s on %s\n", *problem, lang, store)
-			args := []string{"try", *problem, "--lang", lang, "--duration", *duration, "--seed", *seed, "--json", path}
+			args := []string{"try", *problem, "--lang", lang, "--duration", *duration, "--seed", *seed}
 			if db != "" {
 				args = append(args, "--db", db)
 			}
-			cli.Run(ctx, args, cli.Env{Stdout: os.Stderr, Stderr: os.Stderr, Getenv: os.Getenv})
-			data, err := os.ReadFile(path)
+			res, _, err := cli.RunForResult(ctx, args, cli.Env{Stdout: os.Stderr, Stderr: os.Stderr, Getenv: os.Getenv})
 			if err != nil {
-				fail(fmt.Errorf("%s on %s wrote no result: %w", lang, store, err))
-			}
-			var res engine.Result
-			if err := json.Unmarshal(data, &res); err != nil {
 				fail(err)
 			}
-			rows = append(rows, row{lang, store, &res})
+			rows = append(rows, row{lang, store, res})
 		}
 	}
 	fmt.Printf("Starting scores of `%s`, measured %s with `make scores` (seed %s, load %s, engine %s):\n\n",

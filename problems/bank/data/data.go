@@ -13,18 +13,16 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
 	"math/rand/v2"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
+
+	dumpfile "github.com/tunecon/tunecon/internal/dump"
 )
 
 // Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
@@ -611,38 +609,7 @@ func EnsureSQL(path string, c Config) (bool, error) {
 	if err := c.validate(); err != nil {
 		return false, err
 	}
-	if f, err := os.Open(path); err == nil {
-		line, _ := bufio.NewReader(io.LimitReader(f, 1024)).ReadString('\n')
-		f.Close()
-		if strings.TrimSuffix(line, "\n") == c.header() {
-			return false, nil
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return false, err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return false, err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := c.WriteSQL(tmp); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Close(); err != nil {
-		return false, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return false, err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return false, err
-	}
-	return true, nil
+	return dumpfile.Ensure(path, c.header(), c.WriteSQL)
 }
 
 // gen draws from one stream.

@@ -13,12 +13,12 @@ import (
 	"io"
 	"math/bits"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	dumpfile "github.com/tunecon/tunecon/internal/dump"
 )
 
 // Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
@@ -271,38 +271,7 @@ func appendRowEnd(buf []byte, id, n int64) []byte {
 // seed and sizes). It writes a temporary file in the same directory and renames it, so a dump at path is always
 // complete. It reports whether it wrote.
 func EnsureSQL(path string, c Config) (bool, error) {
-	if f, err := os.Open(path); err == nil {
-		line, _ := bufio.NewReader(io.LimitReader(f, 1024)).ReadString('\n')
-		f.Close()
-		if strings.TrimSuffix(line, "\n") == c.header() {
-			return false, nil
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return false, err
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return false, err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly once renamed
-	if err := c.WriteSQL(tmp); err != nil {
-		tmp.Close()
-		return false, err
-	}
-	if err := tmp.Close(); err != nil {
-		return false, err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return false, err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return false, err
-	}
-	return true, nil
+	return dumpfile.Ensure(path, c.header(), c.WriteSQL)
 }
 
 // gen draws from one item's stream.

@@ -117,7 +117,7 @@ func run() error {
 	go func() {
 		defer close(stopped)
 		<-ctx.Done()
-		shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
 		srv.Shutdown(shutdownCtx)
 	}()
@@ -126,8 +126,9 @@ func run() error {
 		return err
 	}
 	<-stopped
-	// The log is already in the database; the sessions are only in memory: keep them for the next start.
-	return app.saveSessions()
+	// The log is already in the database; the sessions are only in memory: keep them for the next start, within
+	// a few seconds (tunecon kills an app that takes more than 10 s to stop).
+	return app.saveSessions(time.Now().Add(4 * time.Second))
 }
 
 func getenv(key, def string) string {

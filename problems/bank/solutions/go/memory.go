@@ -599,13 +599,23 @@ func (ss *sessionStore) clear() {
 
 // saveSessions writes the sessions to the sessions table, replacing what is there, so that the next start finds
 // them. It runs after the server stopped; it takes the locks all the same, in case a request outlived the
-// shutdown's grace period.
-func (app *App) saveSessions() error {
+// shutdown's grace period. It gives up after the deadline, so that the app stops in time however many sessions
+// there are: the sessions that carry something (a login or a notice) go first, and the rest (anonymous sessions
+// without a notice) are then lost, like every session after a crash.
+func (app *App) saveSessions(deadline time.Time) error {
 	app.mu.Lock()
 	defer app.mu.Unlock()
 	app.sessions.mu.Lock()
 	defer app.sessions.mu.Unlock()
 	start := time.Now()
+	var first, rest []string
+	for token, s := range app.sessions.m {
+		if s.user >= 0 || s.notice != noticeNone {
+			first = append(first, token)
+		} else {
+			rest = append(rest, token)
+		}
+	}
 	tx, err := app.db.Begin()
 	if err != nil {
 		return err
@@ -614,27 +624,36 @@ func (app *App) saveSessions() error {
 	if _, err := tx.Exec("DELETE FROM sessions"); err != nil {
 		return err
 	}
-	const perInsert = 200
-	var (
-		sb   strings.Builder
-		args []any
-		rows int
-	)
+	const perInsert = 500
+	insertSQL := func(rows int) string {
+		return "INSERT INTO sessions (id, user_id, login_log_id, notice, created_at) VALUES (?, ?, ?, ?, ?)" +
+			strings.Repeat(", (?, ?, ?, ?, ?)", rows-1)
+	}
+	full, err := tx.Prepare(insertSQL(perInsert))
+	if err != nil {
+		return err
+	}
+	defer full.Close()
+	args := make([]any, 0, 5*perInsert)
+	saved := 0
 	flush := func() error {
+		rows := len(args) / 5
 		if rows == 0 {
 			return nil
 		}
-		_, err := tx.Exec(sb.String(), args...)
-		sb.Reset()
-		args, rows = args[:0], 0
+		var err error
+		if rows == perInsert {
+			_, err = full.Exec(args...)
+		} else {
+			_, err = tx.Exec(insertSQL(rows), args...)
+		}
+		saved += rows
+		args = args[:0]
 		return err
 	}
-	for token, s := range app.sessions.m {
-		if rows == 0 {
-			sb.WriteString("INSERT INTO sessions (id, user_id, login_log_id, notice, created_at) VALUES (?, ?, ?, ?, ?)")
-		} else {
-			sb.WriteString(", (?, ?, ?, ?, ?)")
-		}
+	timeStr := map[int64]string{}
+	for _, token := range append(first, rest...) {
+		s := app.sessions.m[token]
 		var userID, logID, notice any
 		if s.user >= 0 {
 			userID, logID = app.users[s.user].id, s.logID
@@ -642,10 +661,18 @@ func (app *App) saveSessions() error {
 		if s.notice != noticeNone {
 			notice = noticeReasons[s.notice]
 		}
-		args = append(args, token, userID, logID, notice, time.Unix(s.created, 0).UTC().Format(timeFormat))
-		if rows++; rows == perInsert {
+		created, ok := timeStr[s.created]
+		if !ok {
+			created = time.Unix(s.created, 0).UTC().Format(timeFormat)
+			timeStr[s.created] = created
+		}
+		args = append(args, token, userID, logID, notice, created)
+		if len(args) == cap(args) {
 			if err := flush(); err != nil {
 				return err
+			}
+			if time.Now().After(deadline) {
+				break
 			}
 		}
 	}
@@ -655,6 +682,6 @@ func (app *App) saveSessions() error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	log.Printf("saved %d sessions in %v", len(app.sessions.m), time.Since(start).Round(time.Millisecond))
+	log.Printf("saved %d of %d sessions in %v", saved, len(app.sessions.m), time.Since(start).Round(time.Millisecond))
 	return nil
 }
