@@ -132,3 +132,24 @@ func TestControllerDecisions(t *testing.T) {
 		}
 	}
 }
+
+func TestJudgeSaturation(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		share, lag float64
+		saturated  bool
+		reason     string
+	}{
+		{0.10, 1, false, ""},
+		{0.90, 1, true, "used 90%"},
+		{0.50, 30, true, "timers fired up to 30 ms late"},
+		{0.05, 30, false, "the machine was busy"},
+		{0.50, 10, false, ""},
+	}
+	for _, c := range cases {
+		sat, why := judgeSaturation(c.share, c.lag, 2)
+		if sat != c.saturated || !strings.Contains(why, c.reason) || (c.reason == "") != (why == "") {
+			t.Errorf("share %.2f lag %.0f: %v %q, want %v %q", c.share, c.lag, sat, why, c.saturated, c.reason)
+		}
+	}
+}

@@ -106,19 +106,24 @@ func (m *monitor) finish() BenchmarkerStats {
 	s.SchedLagP99 = float64(m.lag.ValueAtQuantile(99)) / 1000
 	s.SchedLagMax = float64(m.lag.Max()) / 1000
 	m.mu.Unlock()
-	lagged := s.SchedLagP99 >= float64(SaturatedSchedLag.Milliseconds())
-	switch {
-	case s.CPUShare >= SaturatedCPUShare:
-		s.Saturated = true
-		s.Reason = fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) (limit %.0f%%)", 100*s.CPUShare, cores, 100*SaturatedCPUShare)
-	case lagged && s.CPUShare >= BusyCPUShare:
-		s.Saturated = true
-		s.Reason = fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) and its timers fired up to %.0f ms late (p99; limit %s)",
-			100*s.CPUShare, cores, s.SchedLagP99, SaturatedSchedLag)
-	case lagged:
-		// The machine was busy, but not with the benchmarker (typically the
-		// app on the same machine): latencies include that much client-side delay.
-		s.Reason = fmt.Sprintf("the machine was busy: the benchmarker's timers fired up to %.0f ms late (p99), so latencies include up to that much delay on the benchmarker's side", s.SchedLagP99)
-	}
+	s.Saturated, s.Reason = judgeSaturation(s.CPUShare, s.SchedLagP99, cores)
 	return s
+}
+
+// judgeSaturation decides from the load phase's CPU share and timer lag
+// (p99, ms) whether the benchmarker was the bottleneck, and says why; a
+// lagging but idle benchmarker was starved by other processes, which is
+// reported without the flag.
+func judgeSaturation(cpuShare, lagP99 float64, cores int) (bool, string) {
+	lagged := lagP99 >= float64(SaturatedSchedLag.Milliseconds())
+	switch {
+	case cpuShare >= SaturatedCPUShare:
+		return true, fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) (limit %.0f%%)", 100*cpuShare, cores, 100*SaturatedCPUShare)
+	case lagged && cpuShare >= BusyCPUShare:
+		return true, fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) and its timers fired up to %.0f ms late (p99; limit %s)",
+			100*cpuShare, cores, lagP99, SaturatedSchedLag)
+	case lagged:
+		return false, fmt.Sprintf("the machine was busy: the benchmarker's timers fired up to %.0f ms late (p99), so latencies include up to that much delay on the benchmarker's side", lagP99)
+	}
+	return false, ""
 }

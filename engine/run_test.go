@@ -168,10 +168,11 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-// TestSaturatedBenchmarkerIsFlagged: users that burn the benchmarker's CPU
-// (instead of waiting on the target) make the result say it was saturated;
-// idle users do not.
-func TestSaturatedBenchmarkerIsFlagged(t *testing.T) {
+// TestMonitorMeasuresTheBenchmarker: users that burn CPU show up in the
+// benchmarker's CPU figures, idle ones do not. (Whether a figure means
+// saturation is TestJudgeSaturation's business: how much CPU a busy process
+// gets depends on what else the machine runs.)
+func TestMonitorMeasuresTheBenchmarker(t *testing.T) {
 	busy := initializer{&probe{user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
 		x := uint64(1)
 		for ctx.Err() == nil {
@@ -184,12 +185,12 @@ func TestSaturatedBenchmarkerIsFlagged(t *testing.T) {
 	}}}
 	opts := append(fastRun(2*time.Second), engine.WithWorkload(32))
 	res := engine.New(busy, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background())
-	if !res.Benchmarker.Saturated || res.Benchmarker.Reason == "" {
-		t.Errorf("a CPU-bound benchmarker was not flagged: %+v", res.Benchmarker)
+	if res.Benchmarker.CPUSeconds < 0.5 || res.Benchmarker.SchedLagP99 <= 0 {
+		t.Errorf("a CPU-bound benchmarker's figures are too low: %+v", res.Benchmarker)
 	}
 	idle := initializer{&probe{}}
 	res = engine.New(idle, mustURL(t, "http://127.0.0.1:1/"), fastRun(time.Second)...).Run(context.Background())
-	if res.Benchmarker.Saturated {
-		t.Errorf("an idle benchmarker was flagged: %+v", res.Benchmarker)
+	if res.Benchmarker.Saturated || res.Benchmarker.CPUSeconds > 0.5 {
+		t.Errorf("an idle benchmarker looked busy: %+v", res.Benchmarker)
 	}
 }
