@@ -157,33 +157,33 @@ type articleInfo struct {
 }
 
 func (m *model) article(id int64, withBody bool) (articleInfo, bool) {
+	a, ok, _ := m.lookupArticle(id, withBody, time.Time{})
+	return a, ok
+}
+
+// lookupArticle returns what the model knows of article id and, when it
+// knows nothing, whether an article post sent before t is unsure (so an
+// unknown article may legitimately exist). Both answers come from one look
+// at the model: a post acknowledged in between cannot fall through the gap.
+func (m *model) lookupArticle(id int64, withBody bool, t time.Time) (a articleInfo, known, maybe bool) {
 	if id >= 1 && id <= m.in.articles() {
-		a := articleInfo{title: m.in.titles[id], created: m.in.created[id], initial: true}
+		a = articleInfo{title: m.in.titles[id], created: m.in.created[id], initial: true}
 		if withBody {
 			a.body = m.in.cfg.Article(id).Body
 		}
-		return a, true
+		return a, true, false
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.articleByID[id]
-	if !ok {
-		return articleInfo{}, false
+	if p, ok := m.articleByID[id]; ok {
+		return articleInfo{title: p.title, body: p.body, sent: p.sent, received: p.received}, true, false
 	}
-	return articleInfo{title: p.title, body: p.body, sent: p.sent, received: p.received}, true
-}
-
-// maybeUnknownArticle reports whether an article post sent before t has no
-// known id (so an unknown article may legitimately exist).
-func (m *model) maybeUnknownArticle(t time.Time) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	for _, p := range m.unsureArticles {
 		if p.sent.Before(t) {
-			return true
+			return articleInfo{}, false, true
 		}
 	}
-	return false
+	return articleInfo{}, false, false
 }
 
 // lastMin is the newest comment on article a that must be visible at t.
