@@ -33,7 +33,7 @@ test: deps deps-system lint test-go test-webapps ## the whole test suite (what C
 test-go:
 	$(GO) test -race -p 1 -count=1 -timeout 25m ./...
 
-GO_APPS := problems/blog/webapp/go problems/blog/solutions/go problems/bank/webapp/go
+GO_APPS := problems/blog/webapp/go problems/blog/solutions/go problems/bank/webapp/go problems/bank/solutions/go
 
 test-webapps: ## vet and build the Go apps (each its own module)
 	@for d in $(GO_APPS); do echo "vet+build $$d"; (cd $$d && $(GO) vet ./... && $(GO) build -o /dev/null .) || exit 1; done

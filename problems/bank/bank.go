@@ -32,8 +32,9 @@ func Manifest() engine.Manifest {
 	return m
 }
 
-// Langs are the apps `tunecon serve bank --lang` starts.
-var Langs = []string{"go", "python"}
+// Langs are the apps `tunecon serve bank --lang` starts. "tuned" is the
+// spoiler solution in solutions/go.
+var Langs = []string{"go", "python", "tuned"}
 
 var apps = launch.Problem{
 	Name: "bank", EnvPrefix: "BANK",
