@@ -2,6 +2,7 @@ package bank_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -117,6 +118,65 @@ func TestEachDefectFails(t *testing.T) {
 			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
 		}, "expected none"},
 	}
+	rewrite := func(f func(r *http.Request, h http.Header, body []byte) []byte) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte { return f(r, h, body) }}
+			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
+		}
+	}
+	replace := func(path, old, new string) func(t *testing.T) *url.URL {
+		return rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path != path {
+				return body
+			}
+			return []byte(strings.Replace(string(body), old, new, 1))
+		})
+	}
+	cases = append(cases, []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		{"a notice with another text", replace("/", "Wrong login or password.", "Wrong password."), "the notice reads"},
+		{"a notice with another reason", replace("/", `data-reason="wrong"`, `data-reason="locked"`), "the notice's reason"},
+		{"no notice", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			return regexp.MustCompile(`<p id="notice"[^>]*>[^<]*</p>`).ReplaceAll(body, nil)
+		}), "shows no notice"},
+		{"personal pages without Cache-Control: private", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path == "/mypage" {
+				h.Set("Cache-Control", "public, max-age=0")
+			}
+			return body
+		}), "Cache-Control"},
+		{"the previous login's time an hour off", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			re := regexp.MustCompile(`(<dd id="last-login-at">)(\d{4}-\d\d-\d\d )(\d\d)`)
+			return re.ReplaceAllFunc(body, func(m []byte) []byte {
+				sub := re.FindSubmatch(m)
+				hour := (int(sub[3][0]-'0')*10 + int(sub[3][1]-'0') + 1) % 24
+				return []byte(string(sub[1]) + string(sub[2]) + fmt.Sprintf("%02d", hour))
+			})
+		}), "previous login at"},
+		{"/report unsorted", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path != "/report" {
+				return body
+			}
+			var rep map[string][]string
+			if json.Unmarshal(body, &rep) != nil || len(rep["locked_users"]) < 2 {
+				return body
+			}
+			l := rep["locked_users"]
+			l[0], l[1] = l[1], l[0]
+			out, _ := json.Marshal(rep)
+			return out
+		}), "not sorted"},
+		{"/mypage open without a login", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path == "/mypage" && h.Get("Location") == "/" {
+				h.Set("Location", "/mypage")
+			}
+			return body
+		}), "expected / for a session that is not logged in"},
+		{"the logo tag missing", replace("/", `<img id="logo"`, `<img id="other"`), "logo|img#logo"},
+	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			res := bench(t, c.target(t), 15*time.Second)

@@ -38,8 +38,8 @@ const (
 	growth     = 1.0
 	// chunk is how many accounts each virtual user owns; it also caps the
 	// virtual users: the accounts run out.
-	chunk    = 200
-	maxUsers = 990 // 200,000 / chunk, less the chunks the pre-check uses
+	chunk    = 100
+	maxUsers = 1980 // 200,000 / chunk, less the chunks the pre-check uses
 	// addrsPerUser is how many addresses of 192.168.0.0/16 each virtual user owns.
 	addrsPerUser = 16
 	slowRequest  = time.Second
