@@ -170,3 +170,13 @@ func ManifestFromSums(sums, prefix string) (Manifest, error) {
 	}
 	return m, nil
 }
+
+// MustManifestFromSums is ManifestFromSums for a manifest embedded in the
+// program: a malformed one is a bug that every test run catches.
+func MustManifestFromSums(sums, prefix string) Manifest {
+	m, err := ManifestFromSums(sums, prefix)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}

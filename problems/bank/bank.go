@@ -8,7 +8,6 @@ package bank
 import (
 	"context"
 	_ "embed"
-	"sync"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/launch"
@@ -20,17 +19,8 @@ import (
 //go:embed assets.sha256
 var assetSums string
 
-// manifest is read once from assetSums.
-var manifest = sync.OnceValues(func() (engine.Manifest, error) { return engine.ManifestFromSums(assetSums, "/static") })
-
 // Manifest maps each static file's URL path to its SHA-256.
-func Manifest() engine.Manifest {
-	m, err := manifest()
-	if err != nil {
-		panic(err) // assets.sha256 is embedded: a malformed one is caught by every test
-	}
-	return m
-}
+func Manifest() engine.Manifest { return engine.MustManifestFromSums(assetSums, "/static") }
 
 // Langs are the apps `tunecon serve bank --lang` starts. "tuned" is the
 // spoiler solution in solutions/go.
