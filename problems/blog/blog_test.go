@@ -323,6 +323,37 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 		{"title links elsewhere", html(func(_, b string) string {
 			return replaceFirst(articleTitle, b, `<a class="article-link" href="/articles/0">$2</a>`)
 		}), "title links to"},
+		{"no sidebar", html(func(_, b string) string { return strings.ReplaceAll(b, `id="recent-commented"`, `id="other"`) }), "has no sidebar"},
+		{"sidebar lists an article twice", html(func(_, b string) string {
+			m := recentItem.FindAllString(b, 2)
+			if len(m) < 2 {
+				return b
+			}
+			return strings.Replace(b, m[1], m[0], 1)
+		}), "lists article \\d+ twice"},
+		{"sidebar links elsewhere", html(func(_, b string) string {
+			return replaceFirst(recentLink, b, `<a class="recent-link" href="/elsewhere">x</a>`)
+		}), "is not /articles/ID"},
+		{"an article block without its id", html(func(_, b string) string {
+			return strings.Replace(b, `<article class="article" id="article-`, `<article class="article" id="x-`, 1)
+		}), "no id article-ID|shows article"},
+		{"an article page showing another article", html(onlyIf("/articles/", func(b string) string {
+			re := regexp.MustCompile(`<article class="article" id="article-(\d+)">`)
+			return re.ReplaceAllStringFunc(b, func(m string) string {
+				n, _ := strconv.Atoi(re.FindStringSubmatch(m)[1])
+				return fmt.Sprintf(`<article class="article" id="article-%d">`, n+1)
+			})
+		})), "the page for article \\d+ shows article"},
+		{"index shows an article that does not exist", html(func(_, b string) string {
+			return strings.Replace(b, `<article class="article" id="article-10000">`, `<article class="article" id="article-99999">`, 1)
+		}), "does not exist"},
+		{"post form missing", html(func(_, b string) string { return strings.ReplaceAll(b, `id="post-form"`, `id="other"`) }), "form#post-form"},
+		{"article redirect without its id", &proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+			if r.URL.Path == "/articles" && r.Method == http.MethodPost && st == http.StatusSeeOther {
+				h.Set("Location", "/")
+			}
+			return body
+		}}, "expected /articles/NEWID"},
 		{"post link missing", html(func(_, b string) string { return strings.ReplaceAll(b, `id="post-link"`, `id="other"`) }), "post-link"},
 		{"comment form missing", html(func(_, b string) string { return strings.ReplaceAll(b, `id="comment-form"`, `id="other"`) }), "comment form"},
 		{"404 answered with 200", status(404, 200, "GET"), "expected status 404"},
