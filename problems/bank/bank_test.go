@@ -169,6 +169,31 @@ func TestEachDefectFails(t *testing.T) {
 			out, _ := json.Marshal(rep)
 			return out
 		}), "not sorted"},
+		{"/report with a duplicate", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path != "/report" {
+				return body
+			}
+			var rep map[string][]string
+			if json.Unmarshal(body, &rep) != nil || len(rep["banned_ips"]) == 0 {
+				return body
+			}
+			b := rep["banned_ips"]
+			rep["banned_ips"] = append([]string{b[0]}, b...)
+			out, _ := json.Marshal(rep)
+			return out
+		}), "has duplicates"},
+		{"/report without locked_users", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path != "/report" {
+				return body
+			}
+			var rep map[string][]string
+			if json.Unmarshal(body, &rep) != nil {
+				return body
+			}
+			delete(rep, "locked_users")
+			out, _ := json.Marshal(rep)
+			return out
+		}), "lacks locked_users"},
 		{"/mypage open without a login", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
 			if r.URL.Path == "/mypage" && h.Get("Location") == "/" {
 				h.Set("Location", "/mypage")
