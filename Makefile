@@ -33,7 +33,8 @@ test: deps deps-system lint test-go test-webapps ## the whole test suite (what C
 test-go:
 	$(GO) test -race -p 1 -count=1 -timeout 25m ./...
 
-GO_APPS := problems/blog/webapp/go problems/blog/solutions/go problems/bank/webapp/go problems/bank/solutions/go
+# Every problem's Go apps: each is a module of its own.
+GO_APPS = $(wildcard problems/*/webapp/go problems/*/solutions/go)
 
 test-webapps: ## vet and build the Go apps (each its own module)
 	@for d in $(GO_APPS); do echo "vet+build $$d"; (cd $$d && $(GO) vet ./... && $(GO) build -o /dev/null .) || exit 1; done

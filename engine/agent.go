@@ -122,19 +122,19 @@ type Agent struct {
 	cache    *cache
 	rec      recorder
 	manifest Manifest
-	now      func() time.Time
+	clock    Clock
 }
 
 // NewAgent returns a standalone agent for base (for tests and tools); inside a
 // run use Run.NewAgent, which shares the run's pool and statistics.
 func NewAgent(base *url.URL, cfg AgentConfig, manifest Manifest) *Agent {
 	cfg = cfg.withDefaults()
-	return newAgent(base, cfg, newTransport(cfg), nopRecorder{}, manifest, time.Now)
+	return newAgent(base, cfg, newTransport(cfg), nopRecorder{}, manifest, WallClock)
 }
 
-func newAgent(base *url.URL, cfg AgentConfig, rt http.RoundTripper, rec recorder, manifest Manifest, now func() time.Time) *Agent {
+func newAgent(base *url.URL, cfg AgentConfig, rt http.RoundTripper, rec recorder, manifest Manifest, clock Clock) *Agent {
 	jar, _ := cookiejar.New(nil) // never fails without options
-	a := &Agent{base: base, cfg: cfg, rec: rec, manifest: manifest, now: now}
+	a := &Agent{base: base, cfg: cfg, rec: rec, manifest: manifest, clock: clock}
 	a.client = &http.Client{
 		Transport:     rt,
 		Jar:           jar,
@@ -198,9 +198,9 @@ func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header ht
 	var entry *cacheEntry
 	if method == http.MethodGet && a.cache != nil {
 		entry = a.cache.lookup(u.String())
-		if entry != nil && entry.fresh(a.now()) {
+		if entry != nil && entry.fresh(a.clock.Now()) {
 			res.StatusCode, res.Header, res.Body, res.FromCache = entry.status, entry.header, entry.body, true
-			res.Sent, res.Received = a.now(), a.now()
+			res.Sent, res.Received = a.clock.Now(), a.clock.Now()
 			return res, nil
 		}
 	}
@@ -222,16 +222,15 @@ func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header ht
 		entry.addValidators(req.Header)
 	}
 
-	res.Sent = a.now()
-	start := time.Now()
+	res.Sent = a.clock.Now()
 	resp, err := a.client.Do(req)
 	if err != nil {
 		a.rec.failed(endpoint)
 		return nil, a.classify(ctx, endpoint, u, err, "headers")
 	}
 	data, err := readBody(resp.Body, resp.ContentLength, a.cfg.MaxBodyBytes)
-	res.Elapsed = time.Since(start)
-	res.Received = a.now()
+	res.Received = a.clock.Now()
+	res.Elapsed = res.Received.Sub(res.Sent)
 	if err != nil {
 		a.rec.failed(endpoint)
 		return nil, a.classify(ctx, endpoint, u, err, "body")
@@ -242,10 +241,10 @@ func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header ht
 	if a.cache != nil && method == http.MethodGet {
 		switch {
 		case resp.StatusCode == http.StatusNotModified && entry != nil:
-			entry.refresh(resp.Header, a.now())
+			entry.refresh(resp.Header, a.clock.Now())
 			res.StatusCode, res.Body, res.Revalidated = entry.status, entry.body, true
 		case entry != nil || cacheable(resp.Header):
-			a.cache.store(u.String(), resp.StatusCode, resp.Header, data, a.now())
+			a.cache.store(u.String(), resp.StatusCode, resp.Header, data, a.clock.Now())
 		}
 	}
 	return res, nil

@@ -77,45 +77,48 @@ func AssetLinks(res *Response) ([]string, error) {
 	return out, nil
 }
 
-// AssetResult is one asset fetch of a page.
-type AssetResult struct {
-	Path string
-	// Fetched: the asset came over the network (200, or 304 to a conditional
-	// request) and matched the manifest. Cache hits without a request and
-	// failures are not Fetched.
-	Fetched bool
-	Err     error
-}
-
 // FetchAssets fetches the assets a page references as a browser would (a few
 // at a time, through the agent's cache) and verifies each fetched body against
-// the manifest. A hash mismatch is critical; an asset missing from the
-// manifest or answered with another status is an application error.
-func (a *Agent) FetchAssets(ctx context.Context, page *Response) ([]AssetResult, error) {
+// the manifest. It returns how many came over the network and matched (a 200,
+// or a 304 to a conditional request; cache hits without a request do not
+// count) and the first failure in the page's order: a hash mismatch is
+// critical; an asset missing from the manifest or answered with another
+// status is an application error.
+func (a *Agent) FetchAssets(ctx context.Context, page *Response) (fetched int, err error) {
 	links, err := AssetLinks(page)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	out := make([]AssetResult, len(links))
+	type result struct {
+		fetched bool
+		err     error
+	}
+	out := make([]result, len(links))
 	sem := make(chan struct{}, DefaultAssetParallelism)
 	var wg sync.WaitGroup
 	for i, p := range links {
-		out[i].Path = p
 		want, known := a.manifest[pathOnly(p)]
 		if !known {
-			out[i].Err = &Error{Code: "asset-unknown", Class: ClassApplication, Request: page.Endpoint,
-				Message: "page references " + p + ", which is not one of the problem's assets"}
+			out[i].err = page.Applicationf("asset-unknown", "page references %s, which is not one of the problem's assets", p)
 			continue
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i].Fetched, out[i].Err = a.fetchAsset(ctx, p, want)
+			out[i].fetched, out[i].err = a.fetchAsset(ctx, p, want)
 		}()
 	}
 	wg.Wait()
-	return out, nil
+	for _, r := range out {
+		if r.fetched {
+			fetched++
+		}
+		if r.err != nil && err == nil {
+			err = r.err
+		}
+	}
+	return fetched, err
 }
 
 func (a *Agent) fetchAsset(ctx context.Context, p, want string) (bool, error) {
@@ -134,8 +137,7 @@ func (a *Agent) fetchAsset(ctx context.Context, p, want string) (bool, error) {
 		return true, nil // the cached body was verified when it was fetched
 	}
 	if got := sha256Hex(res.Body); got != want {
-		return false, &Error{Code: "asset-hash", Class: ClassCritical, Request: endpoint, URL: res.URL.String(),
-			Message: "asset content differs from the original (" + shortHash(got) + " instead of " + shortHash(want) + ")"}
+		return false, res.Criticalf("asset-hash", "asset content differs from the original (%s instead of %s)", shortHash(got), shortHash(want))
 	}
 	return true, nil
 }

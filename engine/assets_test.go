@@ -67,20 +67,7 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			results, err := a.FetchAssets(context.Background(), res)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var firstErr error
-			fetched := 0
-			for _, r := range results {
-				if r.Err != nil && firstErr == nil {
-					firstErr = r.Err
-				}
-				if r.Fetched {
-					fetched++
-				}
-			}
+			fetched, firstErr := a.FetchAssets(context.Background(), res)
 			if !c.wantErr {
 				if firstErr != nil || fetched != 3 {
 					t.Fatalf("want 3 verified assets, got %d, err %v", fetched, firstErr)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -118,6 +119,14 @@ func (c *collector) add(phase string, err error) (*Error, bool) {
 	}
 	c.mu.Unlock()
 	return e, true
+}
+
+// byCodeCounts returns how many errors of each code were recorded (internal
+// ones included; cut-off requests are not errors).
+func (c *collector) byCodeCounts() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byCode)
 }
 
 func (c *collector) snapshot() ErrorCounts {

@@ -109,6 +109,27 @@ func AsError(err error) *Error {
 	return &Error{Code: "internal", Class: ClassInternal, Message: "benchmarker error: " + err.Error(), Detail: err}
 }
 
+// Criticalf returns a correctness violation about this response's request
+// (its endpoint and URL filled in): it fails the run.
+func (r *Response) Criticalf(code, format string, args ...any) *Error {
+	return r.errorf(ClassCritical, code, format, args...)
+}
+
+// Applicationf returns a wrong answer about this response's request (its
+// endpoint and URL filled in): it costs points.
+func (r *Response) Applicationf(code, format string, args ...any) *Error {
+	return r.errorf(ClassApplication, code, format, args...)
+}
+
+func (r *Response) errorf(class Class, code, format string, args ...any) *Error {
+	e := Errorf(class, code, format, args...)
+	e.Request = r.Endpoint
+	if r.URL != nil {
+		e.URL = r.URL.String()
+	}
+	return e
+}
+
 // Critical raises a check's failures to ClassCritical.
 func Critical(c Check) Check {
 	return func(res *Response) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -20,6 +21,7 @@ type Result struct {
 	Deduction       float64          `json:"deduction"`
 	FailReasons     []string         `json:"fail_reasons"`
 	Errors          ErrorCounts      `json:"errors"`
+	ErrorsByCode    map[string]int64 `json:"errors_by_code"`
 	Internal        bool             `json:"internal_error"`
 	Requests        int64            `json:"requests"`
 	Breakdown       map[string]int64 `json:"breakdown"`
@@ -37,6 +39,111 @@ type Result struct {
 	DurationSeconds float64          `json:"duration_s"`
 }
 
+// Outcome is a run's verdict as a whole: passed, failed (the contestant's
+// app did not meet the rules) or internal (the benchmarker had a fault of its
+// own, so the result cannot be trusted either way).
+type Outcome int
+
+const (
+	Passed Outcome = iota
+	Failed
+	Internal
+)
+
+// Exit statuses of a command that reports an outcome; ExitUsage is for a bad
+// command line, which never reaches a run.
+const (
+	ExitPassed   = 0
+	ExitFailed   = 1
+	ExitUsage    = 2
+	ExitInternal = 3
+)
+
+// Outcome judges the result: an internal error outranks the verdict, since
+// the benchmarker's own fault makes the verdict unreliable.
+func (r *Result) Outcome() Outcome {
+	switch {
+	case r.Internal:
+		return Internal
+	case !r.Passed:
+		return Failed
+	}
+	return Passed
+}
+
+// ExitStatus is the process exit status of the outcome: 0, 1 or 3.
+func (o Outcome) ExitStatus() int {
+	switch o {
+	case Failed:
+		return ExitFailed
+	case Internal:
+		return ExitInternal
+	}
+	return ExitPassed
+}
+
+func (o Outcome) String() string {
+	switch o {
+	case Failed:
+		return "failed"
+	case Internal:
+		return "internal"
+	}
+	return "passed"
+}
+
+// Worst is the outcome of several runs: internal over failed over passed.
+func Worst(outcomes ...Outcome) Outcome {
+	w := Passed
+	for _, o := range outcomes {
+		w = max(w, o)
+	}
+	return w
+}
+
+// Repeat sums up repeated runs of one benchmark.
+type Repeat struct {
+	Runs  []*Result `json:"runs"`
+	Mean  float64   `json:"score_mean"`
+	Stdev float64   `json:"score_stdev"`
+	// CV is the coefficient of variation, Stdev / Mean (0 when Mean is 0).
+	CV float64 `json:"score_cv"`
+}
+
+// Summarize computes the scores' mean, sample standard deviation and
+// coefficient of variation.
+func Summarize(results []*Result) Repeat {
+	r := Repeat{Runs: results}
+	if len(results) == 0 {
+		return r
+	}
+	for _, res := range results {
+		r.Mean += res.Score
+	}
+	r.Mean /= float64(len(results))
+	for _, res := range results {
+		r.Stdev += (res.Score - r.Mean) * (res.Score - r.Mean)
+	}
+	if len(results) > 1 {
+		r.Stdev = math.Sqrt(r.Stdev / float64(len(results)-1))
+	} else {
+		r.Stdev = 0
+	}
+	if r.Mean > 0 {
+		r.CV = r.Stdev / r.Mean
+	}
+	return r
+}
+
+// Outcome is the worst outcome of the runs.
+func (r Repeat) Outcome() Outcome {
+	var os []Outcome
+	for _, res := range r.Runs {
+		os = append(os, res.Outcome())
+	}
+	return Worst(os...)
+}
+
 // PhaseResult is how one phase went.
 type PhaseResult struct {
 	Name    string  `json:"name"`
@@ -52,15 +159,19 @@ type Workload struct {
 	Final int `json:"final"`
 }
 
+// Verdict is the classic word for the verdict: SUCCESS or FAIL.
+func (r *Result) Verdict() string {
+	if r.Passed {
+		return "SUCCESS"
+	}
+	return "FAIL"
+}
+
 // WriteSummary writes the classic summary lines, then the per-endpoint
 // table, the load changes and the deduplicated messages.
 func (r *Result) WriteSummary(w io.Writer) error {
 	var b strings.Builder
-	verdict := "SUCCESS"
-	if !r.Passed {
-		verdict = "FAIL"
-	}
-	fmt.Fprintf(&b, "Result:   %s\n", verdict)
+	fmt.Fprintf(&b, "Result:   %s\n", r.Verdict())
 	fmt.Fprintf(&b, "RawScore: %.1f\n", r.RawScore)
 	fmt.Fprintf(&b, "Fails:    %d\n", r.Errors.Charged())
 	fmt.Fprintf(&b, "Score:    %.1f\n", r.Score)
@@ -73,6 +184,13 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "; %d internal to the benchmarker (not charged)", r.Errors.Internal)
 	}
 	b.WriteString("\n")
+	if len(r.ErrorsByCode) > 0 {
+		b.WriteString("Errors by code:")
+		for _, code := range slices.Sorted(maps.Keys(r.ErrorsByCode)) {
+			fmt.Fprintf(&b, " %s=%d", code, r.ErrorsByCode[code])
+		}
+		b.WriteString("\n")
+	}
 	if r.Deduction > 0 {
 		fmt.Fprintf(&b, "Deduction: %.1f\n", r.Deduction)
 	}

@@ -60,14 +60,27 @@ func WithGrace(d time.Duration) Option { return func(b *Bench) { b.grace = d } }
 // overriding the scenario's LoadPolicy.StartUsers.
 func WithWorkload(n int) Option { return func(b *Bench) { b.workload = n } }
 
-// WithSeed sets the seed of every random choice of the run.
-func WithSeed(seed uint64) Option { return func(b *Bench) { b.seed = seed } }
+// WithSeed sets the seed of every random choice of the run. Without it, a
+// run takes its seed from the clock (SeedFromTime) and records it in the
+// result, so that any run can be repeated.
+func WithSeed(seed uint64) Option { return func(b *Bench) { b.seed, b.seedSet = seed, true } }
+
+// SeedFromTime is the seed of a run that was given none: nine decimal digits
+// taken from the time, short enough to type back.
+func SeedFromTime(t time.Time) uint64 { return uint64(t.UnixNano()) % 1_000_000_000 }
 
 // WithStaffLog sets where error details and controller decisions are written.
 func WithStaffLog(w io.Writer) Option { return func(b *Bench) { b.staff = w } }
 
-// WithClock replaces the wall clock the run reads.
-func WithClock(now func() time.Time) Option { return func(b *Bench) { b.now = now } }
+// WithClock replaces the wall clock the run reads and waits on.
+func WithClock(c Clock) Option { return func(b *Bench) { b.clock = c } }
+
+// WithProgress calls f with the run's Progress every interval of the run's
+// clock while it runs, and once more when it has ended (phase "done"). f runs
+// on a goroutine of its own and must not block for long.
+func WithProgress(every time.Duration, f func(Progress)) Option {
+	return func(b *Bench) { b.progressEvery, b.progress = every, f }
+}
 
 // Bench runs a scenario against one target.
 type Bench struct {
@@ -80,8 +93,12 @@ type Bench struct {
 	grace        time.Duration
 	workload     int
 	seed         uint64
+	seedSet      bool
 	staff        io.Writer
-	now          func() time.Time
+	clock        Clock
+
+	progressEvery time.Duration
+	progress      func(Progress)
 
 	current atomic.Pointer[Run]
 }
@@ -92,10 +109,13 @@ func New(s Scenario, target *url.URL, opts ...Option) *Bench {
 		scenario: s, target: target,
 		initTimeout: DefaultInitializeTimeout, preTimeout: DefaultPreCheckTimeout,
 		loadDuration: DefaultLoadDuration, finalTimeout: DefaultFinalCheckTimeout,
-		grace: DefaultGrace, staff: io.Discard, now: time.Now,
+		grace: DefaultGrace, staff: io.Discard, clock: WallClock,
 	}
 	for _, o := range opts {
 		o(b)
+	}
+	if !b.seedSet {
+		b.seed = SeedFromTime(b.clock.Now())
 	}
 	return b
 }
@@ -131,6 +151,23 @@ type User struct {
 	run  *Run
 }
 
+// Scorer is what a scenario's actions score through: the *User playing them
+// during the load, NoScore in the pre-check and the final check.
+type Scorer interface {
+	Score(tag string)
+	ScoreN(tag string, n int64)
+}
+
+var _ Scorer = (*User)(nil)
+
+// NoScore scores nothing: the checks outside the load phase use it.
+var NoScore Scorer = noScore{}
+
+type noScore struct{}
+
+func (noScore) Score(string)         {}
+func (noScore) ScoreN(string, int64) {}
+
 // Score adds one count of a score tag (load phase only).
 func (u *User) Score(tag string) { u.run.ScoreN(u.ID, tag, 1) }
 
@@ -144,23 +181,16 @@ func (u *User) Think(ctx context.Context, lo, hi time.Duration) bool {
 	if hi > lo {
 		d += time.Duration(u.Rand.Int64N(int64(hi - lo)))
 	}
-	return Sleep(ctx, d)
+	return u.run.Sleep(ctx, d)
 }
 
-// Sleep waits d or until ctx ends; it reports whether the whole wait passed.
-func Sleep(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
-}
+// Sleep waits d on the run's clock or until ctx ends; it reports whether the
+// whole wait passed.
+func (r *Run) Sleep(ctx context.Context, d time.Duration) bool { return sleep(ctx, r.b.clock, d) }
+
+// SleepUntil waits until t on the run's clock or until ctx ends; it reports
+// whether t was reached.
+func (r *Run) SleepUntil(ctx context.Context, t time.Time) bool { return r.Sleep(ctx, t.Sub(r.Now())) }
 
 // NewAgent returns an agent for the target that reports to this run's
 // statistics and uses the scenario's connection policy.
@@ -169,7 +199,7 @@ func (r *Run) NewAgent() *Agent {
 	if r.agentCfg.Pool == PoolPerUser {
 		rt = newTransport(r.agentCfg)
 	}
-	return newAgent(r.Target, r.agentCfg, rt, r.st, r.meta.Assets, r.b.now)
+	return newAgent(r.Target, r.agentCfg, rt, r.st, r.meta.Assets, r.b.clock)
 }
 
 // Rand returns a random source for a stream of the run's seed; the same seed
@@ -177,7 +207,7 @@ func (r *Run) NewAgent() *Agent {
 func (r *Run) Rand(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(r.Seed, stream)) }
 
 // Now reads the run's clock.
-func (r *Run) Now() time.Time { return r.b.now() }
+func (r *Run) Now() time.Time { return r.b.clock.Now() }
 
 // Phase is the name of the running phase.
 func (r *Run) Phase() string { p, _ := r.phase.Load().(string); return p }
@@ -225,8 +255,11 @@ type Progress struct {
 	LoadElapsed time.Duration
 	Score       float64
 	Requests    int64
-	Errors      int64
-	Users       int
+	// Errors counts the errors charged so far; ErrorsByClass splits them (and
+	// the uncharged internal and cut-off ones) by class.
+	Errors        int64
+	ErrorsByClass ErrorCounts
+	Users         int
 }
 
 // Progress returns the running benchmark's state; it is safe to call from
@@ -238,11 +271,12 @@ func (b *Bench) Progress() Progress {
 	}
 	var loadElapsed time.Duration
 	if start := r.st.start.Load(); start != 0 {
-		loadElapsed = time.Duration(b.now().UnixNano() - start)
+		loadElapsed = time.Duration(b.clock.Now().UnixNano() - start)
 	}
+	counts := r.col.snapshot()
 	return Progress{
-		Phase: r.Phase(), Elapsed: b.now().Sub(r.started), LoadElapsed: loadElapsed, Score: r.led.raw(),
-		Requests: r.st.requests.Load(), Errors: r.col.snapshot().Charged(), Users: int(r.users.Load()),
+		Phase: r.Phase(), Elapsed: b.clock.Now().Sub(r.started), LoadElapsed: loadElapsed, Score: r.led.raw(),
+		Requests: r.st.requests.Load(), Errors: counts.Charged(), ErrorsByClass: counts, Users: int(r.users.Load()),
 	}
 }
 
@@ -257,14 +291,15 @@ func (b *Bench) Run(ctx context.Context) *Result {
 	agentCfg := meta.Agent.withDefaults()
 	r := &Run{
 		Target: b.target, Seed: b.seed, meta: meta, policy: policy, b: b,
-		col: newCollector(b.staff, b.now), led: newLedger(meta.Rules.Weights),
-		st: newStats(b.now, int(b.loadDuration/time.Second)+1), shared: newTransport(agentCfg),
-		agentCfg: agentCfg, started: b.now(),
+		col: newCollector(b.staff, b.clock.Now), led: newLedger(meta.Rules.Weights),
+		st: newStats(b.clock.Now, int(b.loadDuration/time.Second)+1), shared: newTransport(agentCfg),
+		agentCfg: agentCfg, started: b.clock.Now(),
 	}
 	r.st.slowAfter = policy.SlowRequest
 	r.phase.Store("")
 	b.current.Store(r)
 	defer r.shared.CloseIdleConnections()
+	defer b.reportProgress(ctx)()
 
 	res := &Result{
 		Problem: meta.Problem, Target: b.target.String(), Seed: b.seed,
@@ -291,6 +326,28 @@ func (b *Bench) Run(ctx context.Context) *Result {
 	return res
 }
 
+// reportProgress calls the WithProgress function until the returned stop is
+// called, which reports once more and returns when the last call is done.
+func (b *Bench) reportProgress(ctx context.Context) (stop func()) {
+	if b.progress == nil || b.progressEvery <= 0 {
+		return func() {}
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		start := b.clock.Now()
+		for k := 1; sleep(pctx, b.clock, start.Add(time.Duration(k)*b.progressEvery).Sub(b.clock.Now())); k++ {
+			b.progress(b.Progress())
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		b.progress(b.Progress())
+	}
+}
+
 // initialize is the default: POST /initialize within the phase's deadline.
 func (r *Run) initialize(ctx context.Context) error {
 	if in, ok := r.b.scenario.(Initializer); ok {
@@ -298,7 +355,7 @@ func (r *Run) initialize(ctx context.Context) error {
 	}
 	cfg := r.agentCfg
 	cfg.FirstByteTimeout, cfg.RequestTimeout = r.b.initTimeout, r.b.initTimeout
-	a := newAgent(r.Target, cfg, newTransport(cfg), nopRecorder{}, r.meta.Assets, r.b.now)
+	a := newAgent(r.Target, cfg, newTransport(cfg), nopRecorder{}, r.meta.Assets, r.b.clock)
 	defer a.Close()
 	res, err := a.PostForm(ctx, "POST /initialize", "/initialize", url.Values{})
 	if err != nil {
@@ -312,7 +369,7 @@ func (r *Run) initialize(ctx context.Context) error {
 func (r *Run) phase1(ctx context.Context, res *Result, name string, limit time.Duration, f func(context.Context) error) bool {
 	r.phase.Store(name)
 	before := r.col.snapshot()
-	start := r.b.now()
+	start := r.b.clock.Now()
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	done := make(chan error, 1)
@@ -345,7 +402,7 @@ func (r *Run) phase1(ctx context.Context, res *Result, name string, limit time.D
 	if err != nil {
 		r.Error(err)
 	}
-	pr.Seconds = r.b.now().Sub(start).Seconds()
+	pr.Seconds = r.b.clock.Now().Sub(start).Seconds()
 	after := r.col.snapshot()
 	passed := after.Charged() == before.Charged() && after.Internal == before.Internal && err == nil
 	if name == PhaseLoad {
@@ -368,7 +425,7 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.stopLoad.Store(&stop)
-	loadStart := r.b.now()
+	loadStart := r.b.clock.Now()
 	r.st.start.Store(loadStart.UnixNano())
 	r.led.open.Store(true)
 
@@ -387,27 +444,30 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 	spawn(r.policy.StartUsers)
 	r.Logf("load: %d users", next)
 
-	tick := time.NewTicker(r.policy.Interval)
-	defer tick.Stop()
 	var last window
-	for ctx.Err() == nil {
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-			if ctx.Err() != nil {
-				break
-			}
-			c := r.col.snapshot()
-			cur := window{Requests: r.st.requests.Load(), Timeouts: c.Timeout, Errors: c.Application + c.Critical, Slow: r.st.slow.Load()}
-			w := window{Requests: cur.Requests - last.Requests, Timeouts: cur.Timeouts - last.Timeouts,
-				Errors: cur.Errors - last.Errors, Slow: cur.Slow - last.Slow}
-			last = cur
-			add, cause := r.policy.decide(w, next)
-			ch := LoadChange{AtSeconds: r.b.now().Sub(loadStart).Seconds(), From: next, To: next + add, Cause: cause}
-			res.Load = append(res.Load, ch)
-			r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
-			spawn(add)
+	loadEnd := loadStart.Add(r.b.loadDuration)
+	for k := 1; ; k++ {
+		// The controller looks at the target every Interval of the run's
+		// clock, counted from the start of the load so that it never drifts,
+		// and not at the load's very end, when no decision matters.
+		at := loadStart.Add(time.Duration(k) * r.policy.Interval)
+		if !at.Before(loadEnd) {
+			<-ctx.Done()
+			break
 		}
+		if !r.SleepUntil(ctx, at) {
+			break
+		}
+		c := r.col.snapshot()
+		cur := window{Requests: r.st.requests.Load(), Timeouts: c.Timeout, Errors: c.Application + c.Critical, Slow: r.st.slow.Load()}
+		w := window{Requests: cur.Requests - last.Requests, Timeouts: cur.Timeouts - last.Timeouts,
+			Errors: cur.Errors - last.Errors, Slow: cur.Slow - last.Slow}
+		last = cur
+		add, cause := r.policy.decide(w, next)
+		ch := LoadChange{AtSeconds: r.b.clock.Now().Sub(loadStart).Seconds(), From: next, To: next + add, Cause: cause}
+		res.Load = append(res.Load, ch)
+		r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
+		spawn(add)
 	}
 	r.led.open.Store(false)
 	r.loadEnded.Store(true)
@@ -422,13 +482,13 @@ func (r *Run) userLoop(ctx context.Context, id int, wg *sync.WaitGroup) {
 	u := &User{Agent: r.NewAgent(), ID: id, Rand: r.Rand(1<<32 + uint64(id)), run: r}
 	defer u.Close()
 	for ctx.Err() == nil {
-		start := time.Now()
+		start := r.Now()
 		err := r.session(ctx, u)
 		if err != nil {
 			r.Error(err)
-			Sleep(ctx, ErrorPause)
-		} else if took := time.Since(start); took < MinSession {
-			Sleep(ctx, MinSession-took)
+			r.Sleep(ctx, ErrorPause)
+		} else if took := r.Now().Sub(start); took < MinSession {
+			r.Sleep(ctx, MinSession-took)
 		}
 	}
 }
@@ -448,6 +508,7 @@ func (r *Run) finish(res *Result) {
 	counts := r.col.snapshot()
 	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load()}
 	res.RawScore, res.Breakdown, res.Errors, res.Requests = t.Raw, t.Counts, counts, t.Requests
+	res.ErrorsByCode = r.col.byCodeCounts()
 	for _, p := range res.Phases {
 		if !p.Passed {
 			res.FailReasons = append(res.FailReasons, p.Name+" failed: "+p.Error)
@@ -474,5 +535,5 @@ func (r *Run) finish(res *Result) {
 	res.Messages = r.col.contestantMessages()
 	res.Endpoints = r.st.endpointResults()
 	res.Timeline = r.st.timelineResults(int(r.b.loadDuration / time.Second))
-	res.DurationSeconds = r.b.now().Sub(r.started).Seconds()
+	res.DurationSeconds = r.b.clock.Now().Sub(r.started).Seconds()
 }

@@ -101,7 +101,7 @@ func TestSeedDrivesEveryUsersRandomStream(t *testing.T) {
 				got[u.ID] = u.Rand.Uint64()
 			}
 			mu.Unlock()
-			engine.Sleep(ctx, time.Second)
+			r.Sleep(ctx, time.Second)
 			return nil
 		}}}
 		opts := append(fastRun(300*time.Millisecond), engine.WithSeed(seed), engine.WithWorkload(3))
@@ -122,9 +122,10 @@ func TestResultGolden(t *testing.T) {
 	t.Parallel()
 	res := &engine.Result{
 		Problem: "blog", Target: "http://127.0.0.1:8080/", Passed: false, Score: 0, RawScore: 1234, Deduction: 34,
-		FailReasons: []string{"1 critical error(s)"},
-		Errors:      engine.ErrorCounts{Critical: 1, Application: 2, Timeout: 3, CutOff: 4},
-		Requests:    5000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
+		FailReasons:  []string{"1 critical error(s)"},
+		Errors:       engine.ErrorCounts{Critical: 1, Application: 2, Timeout: 3, CutOff: 4},
+		ErrorsByCode: map[string]int64{"stale": 1, "status": 2, "timeout": 3},
+		Requests:     5000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
 		Messages:  []string{"[critical] GET /articles/{id}: comment 12 is missing", "[application] GET /: expected status 200, got 500 (x2)"},
 		Endpoints: []engine.EndpointResult{{Name: "GET /", Count: 4000, Errors: 2, P50ms: 1.5, P90ms: 3, P99ms: 10.25, MaxMs: 40}},
 		Timeline:  []engine.TimelineSecond{{Second: 0, Requests: 80, Users: 2}},

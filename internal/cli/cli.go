@@ -1,5 +1,6 @@
-// Package cli is the tunecon command: it parses arguments, runs the engine and
-// reports. main only wires the process to Run.
+// Package cli is the tunecon command: it parses arguments, calls the kit and
+// the engine, and reports. main only wires the process to Run. Each
+// subcommand has a file of its own.
 package cli
 
 import (
@@ -8,23 +9,19 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"path/filepath"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/problems"
 )
 
-// Exit statuses.
+// Exit statuses: those of engine.Outcome, and 2 for a bad command line.
 const (
-	ExitPass     = 0
-	ExitFail     = 1
-	ExitUsage    = 2
-	ExitInternal = 3
+	ExitPass     = engine.ExitPassed
+	ExitFail     = engine.ExitFailed
+	ExitUsage    = engine.ExitUsage
+	ExitInternal = engine.ExitInternal
 )
 
 // Env is the process's outside world, injected so tests run the command in
@@ -41,7 +38,7 @@ type Env struct {
 const usage = `tunecon: benchmark web apps for performance-tuning contests
 
 Usage:
-  tunecon problems                         list the problems
+  tunecon problems [--json]                list the problems
   tunecon bench PROBLEM --target URL [flags] benchmark a running app
   tunecon serve PROBLEM [flags]            run a problem's reference app
   tunecon try PROBLEM [flags]              serve + bench + report + stop
@@ -95,13 +92,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 	case "try":
 		code, err = cmdTry(ctx, args[1:], env)
 	case "version":
-		fmt.Fprintf(env.Stdout, "tunecon %s\n", engine.Version)
-		return ExitPass
+		code, err = cmdVersion(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return ExitPass
 	default:
-		err = badUsage("unknown command %q (try: problems, bench, serve, try)", args[0])
+		err = badUsage("unknown command %q (try: problems, bench, serve, try, version)", args[0])
 	}
 	var ue usageError
 	switch {
@@ -115,117 +111,4 @@ func Run(ctx context.Context, args []string, env Env) int {
 		return ExitInternal
 	}
 	return code
-}
-
-func cmdProblems(args []string, env Env) (int, error) {
-	if len(args) > 0 {
-		return 0, badUsage("problems takes no arguments")
-	}
-	for _, p := range problems.All() {
-		fmt.Fprintf(env.Stdout, "%-10s %s [%s]\n           %s\n", p.Name, p.Title, strings.Join(p.Langs, ", "), p.Summary)
-	}
-	return ExitPass, nil
-}
-
-// parse parses a subcommand's flags, accepting the PROBLEM argument before or
-// after them, and returns the problem.
-func parse(fs *flag.FlagSet, args []string, env Env) (problems.Problem, error) {
-	fs.SetOutput(env.Stderr)
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return problems.Problem{}, err
-		}
-		return problems.Problem{}, badUsage("%s: %v", fs.Name(), err)
-	}
-	rest := fs.Args()
-	if name == "" && len(rest) > 0 {
-		name, rest = rest[0], rest[1:]
-	}
-	if len(rest) > 0 {
-		return problems.Problem{}, badUsage("%s: unexpected argument %q", fs.Name(), rest[0])
-	}
-	if name == "" {
-		return problems.Problem{}, badUsage("%s: which problem? (one of: %s)", fs.Name(), strings.Join(problems.Names(), ", "))
-	}
-	p, ok := problems.Lookup(name)
-	if !ok {
-		return problems.Problem{}, badUsage("unknown problem %q (one of: %s)", name, strings.Join(problems.Names(), ", "))
-	}
-	return p, nil
-}
-
-// benchFlags are the flags bench and try share.
-type benchFlags struct {
-	duration time.Duration
-	workload int
-	seed     uint64
-	seedSet  bool
-	json     string
-	repeat   int
-	staffLog string
-}
-
-func (b *benchFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&b.duration, "duration", engine.DefaultLoadDuration, "length of the load phase (1s to 1h)")
-	fs.IntVar(&b.workload, "workload", 0, "users at the start of the load (0: the scenario's default)")
-	fs.Func("seed", "seed of every random choice (default: chosen from the clock and printed)", func(s string) error {
-		_, err := fmt.Sscan(s, &b.seed)
-		b.seedSet = err == nil
-		return err
-	})
-	fs.StringVar(&b.json, "json", "", "write the result as JSON to this file")
-	fs.IntVar(&b.repeat, "repeat", 1, "run this many times and report the score's mean, stdev and CV")
-	fs.StringVar(&b.staffLog, "staff-log", "", "write error details and load decisions to this file ('-' for stderr)")
-}
-
-func (b *benchFlags) validate() error {
-	if b.duration < time.Second || b.duration > time.Hour {
-		return badUsage("--duration must be between 1s and 1h, got %s", b.duration)
-	}
-	if b.workload < 0 || b.workload > engine.DefaultMaxUsers {
-		return badUsage("--workload must be between 1 and %d", engine.DefaultMaxUsers)
-	}
-	if b.repeat < 1 || b.repeat > 100 {
-		return badUsage("--repeat must be between 1 and 100")
-	}
-	return nil
-}
-
-func parseTarget(s string) (*url.URL, error) {
-	if s == "" {
-		return nil, badUsage("bench: --target URL is required (for example --target http://127.0.0.1:8080)")
-	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, badUsage("--target must be an http:// or https:// URL with a host, got %q", s)
-	}
-	if u.Path == "" {
-		u.Path = "/"
-	}
-	return u, nil
-}
-
-// repoRoot finds the directory holding problems/ (for reference apps).
-func repoRoot(env Env) (string, error) {
-	if r := env.Getenv("TUNECON_ROOT"); r != "" {
-		return r, nil
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "problems", "problems.go")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("cannot find the tunecon source tree (run from inside it, or set TUNECON_ROOT)")
-		}
-		dir = parent
-	}
 }

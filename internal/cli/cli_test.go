@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/cli"
 	"github.com/tunecon/tunecon/problems/example"
 )
@@ -38,6 +39,8 @@ func TestBadUsageIsOneLineAndExit2(t *testing.T) {
 		{"bench", "example", "extra", "--target", "http://127.0.0.1:1"},
 		{"try", "example", "--lang", "cobol"},
 		{"problems", "extra"},
+		{"bench", "example", "--target", "http://127.0.0.1:1", "--progress", "loud"},
+		{"version", "extra"},
 	}
 	for _, args := range cases {
 		code, _, stderr := run(t, args...)
@@ -107,9 +110,88 @@ func TestTryRepeatReportsVariance(t *testing.T) {
 	if code != cli.ExitPass || !strings.Contains(out, "Scores over 2 runs: mean ") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
 	}
-	var rep cli.Repeat
+	var rep engine.Repeat
 	data, _ := os.ReadFile(path)
 	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Runs) != 2 || rep.Mean <= 0 {
 		t.Errorf("repeat JSON: %v %+v", err, rep)
+	}
+}
+
+// TestProgressJSONL: with --progress jsonl, stdout is JSON lines only: a
+// progress line every second of the run and a result line at the end of
+// each run, then a repeat line; the summary goes to stderr.
+func TestProgressJSONL(t *testing.T) {
+	t.Parallel()
+	code, out, stderr := run(t, "try", "example", "--duration", "2s", "--repeat", "2", "--seed", "3", "--progress", "jsonl")
+	if code != cli.ExitPass || !strings.Contains(stderr, "Result:   SUCCESS") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, stderr)
+	}
+	events := map[string]int{}
+	phases := map[string]bool{}
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		var ev struct {
+			Event   string              `json:"event"`
+			Run     int                 `json:"run"`
+			Phase   string              `json:"phase"`
+			Elapsed *float64            `json:"elapsed_s"`
+			Errors  *engine.ErrorCounts `json:"errors"`
+			Users   int                 `json:"users"`
+			Outcome string              `json:"outcome"`
+			Result  *engine.Result      `json:"result"`
+			Mean    float64             `json:"score_mean"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, line)
+		}
+		events[ev.Event]++
+		switch ev.Event {
+		case "progress":
+			if ev.Run < 1 || ev.Run > 2 || ev.Phase == "" || ev.Elapsed == nil || ev.Errors == nil {
+				t.Errorf("line %d: incomplete progress %s", i+1, line)
+			}
+			phases[ev.Phase] = true
+		case "result":
+			if ev.Outcome != "passed" || ev.Result == nil || ev.Result.Seed != 3 || !ev.Result.Passed {
+				t.Errorf("line %d: result %s", i+1, line)
+			}
+		case "repeat":
+			if ev.Mean <= 0 {
+				t.Errorf("line %d: repeat %s", i+1, line)
+			}
+		default:
+			t.Errorf("line %d: unknown event %q", i+1, ev.Event)
+		}
+	}
+	if events["result"] != 2 || events["repeat"] != 1 || events["progress"] < 4 || !phases["load"] || !phases["done"] {
+		t.Errorf("events %v, phases %v", events, phases)
+	}
+}
+
+func TestProblemsJSONIsTheDescriptors(t *testing.T) {
+	t.Parallel()
+	code, out, _ := run(t, "problems", "--json")
+	var ps []struct {
+		Name   string   `json:"name"`
+		Langs  []string `json:"langs"`
+		Stores []string `json:"stores"`
+		Manual string   `json:"manual"`
+	}
+	if err := json.Unmarshal([]byte(out), &ps); code != 0 || err != nil {
+		t.Fatalf("exit %d, %v\n%s", code, err, out)
+	}
+	names := map[string]bool{}
+	for _, p := range ps {
+		names[p.Name] = true
+		if len(p.Langs) == 0 || len(p.Stores) == 0 || p.Manual == "" {
+			t.Errorf("incomplete descriptor %+v", p)
+		}
+		if _, err := os.Stat(filepath.Join("..", "..", p.Manual)); err != nil {
+			t.Errorf("%s's manual: %v", p.Name, err)
+		}
+	}
+	for _, want := range []string{"blog", "bank", "example"} {
+		if !names[want] {
+			t.Errorf("--json lacks %s", want)
+		}
 	}
 }

@@ -165,3 +165,10 @@ func EnsureVenv(ctx context.Context, dir, requirements string, log io.Writer) er
 	}
 	return os.WriteFile(stamp, []byte(hex.EncodeToString(sum[:])), 0o644)
 }
+
+// IsPython reports whether the app in dir is a Python app: it has a
+// requirements.txt.
+func IsPython(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "requirements.txt"))
+	return err == nil
+}

@@ -6,13 +6,31 @@
 package bank
 
 import (
-	"context"
 	_ "embed"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/launch"
+	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/problems/bank/data"
 )
+
+// Name is the problem's name.
+const Name = "bank"
+
+// Problem describes the bank problem to the command, the tools and the portal.
+var Problem = kit.Problem{
+	Name:    Name,
+	Title:   "Bank login (after the ISUCON4 qualifier, 2014)",
+	Summary: "logins that lock users after 3 failures and ban addresses after 10; /report must match exactly",
+	After:   "ISUCON4 qualifier (2014)",
+	Langs:   []string{"go", "python"},
+	Stores:  []string{kit.StoreSQLite, kit.StoreMariaDB},
+	Tuned:   "go",
+	Manual:  "problems/bank/MANUAL.md",
+	NewScenario: func() (engine.Scenario, error) {
+		return NewScenario()
+	},
+	Data: func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
+}
 
 // assetSums is `sha256sum` of webapp/public as the problem ships it.
 //
@@ -21,17 +39,3 @@ var assetSums string
 
 // Manifest maps each static file's URL path to its SHA-256.
 func Manifest() engine.Manifest { return engine.MustManifestFromSums(assetSums, "/static") }
-
-// Langs are the apps `tunecon serve bank --lang` starts. "tuned" is the
-// spoiler solution in solutions/go.
-var Langs = []string{"go", "python", "tuned"}
-
-var apps = launch.Problem{
-	Name: "bank", EnvPrefix: "BANK",
-	Dirs:       map[string]string{"go": "webapp/go", "python": "webapp/python", "tuned": "solutions/go"},
-	Python:     []string{"python"},
-	EnsureData: func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
-}
-
-// Serve generates the initial data if needed, builds the app and starts it.
-func Serve(ctx context.Context, cfg launch.Config) (*launch.App, error) { return apps.Serve(ctx, cfg) }

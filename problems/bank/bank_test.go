@@ -3,7 +3,6 @@ package bank_test
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,33 +13,22 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/apptest"
+	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/bank"
 )
 
-var apps = apptest.New(bank.Serve)
+var apps = apptest.New(bank.Problem)
 
 func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
 
 func bench(t *testing.T, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
-	s, err := bank.NewScenario()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apptest.Bench(t, s, target, load, opts...)
+	return apptest.Bench(t, bank.Problem, target, load, opts...)
 }
 
 // TestConformance: every language on every store passes with 0 fails.
 func TestConformance(t *testing.T) {
-	for _, c := range []struct{ lang, store string }{{"go", "sqlite"}, {"python", "sqlite"}, {"go", "mariadb"}, {"python", "mariadb"}} {
-		t.Run(c.lang+"+"+c.store, func(t *testing.T) {
-			res := bench(t, apps.Start(t, c.lang, c.store, ""), 15*time.Second)
-			if !res.Passed || res.Errors.Charged() != 0 || res.Breakdown["login"] == 0 || res.Breakdown["refusal"] == 0 {
-				t.Fatalf("passed=%v errors=%+v breakdown=%v reasons=%q messages=%q", res.Passed, res.Errors, res.Breakdown, res.FailReasons, res.Messages)
-			}
-		})
-	}
+	apps.Conformance(t, 15*time.Second, "login", "refusal")
 }
 
 // TestEachDefectFails builds the Go reference with one defect at a time, or
@@ -204,14 +192,7 @@ func TestEachDefectFails(t *testing.T) {
 	}...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := bench(t, c.target(t), 15*time.Second)
-			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
-			if res.Passed || !regexp.MustCompile(c.want).MatchString(all) {
-				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", c.want, res.Passed, all)
-			}
-			if res.Internal {
-				t.Errorf("the defect caused an internal error: %s", all)
-			}
+			apptest.ExpectFail(t, bench(t, c.target(t), 15*time.Second), c.want)
 		})
 	}
 }
@@ -219,11 +200,5 @@ func TestEachDefectFails(t *testing.T) {
 // TestManifestMatchesThePublicFiles: assets.sha256 is the benchmarker's copy
 // of webapp/public; a change to either must be made to both on purpose.
 func TestManifestMatchesThePublicFiles(t *testing.T) {
-	got, err := engine.ManifestFromFS(os.DirFS("webapp/public"), ".", "/static")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := bank.Manifest(); !maps.Equal(got, want) {
-		t.Errorf("webapp/public hashes to %v, assets.sha256 says %v", got, want)
-	}
+	apptest.CheckManifest(t, bank.Manifest(), "webapp/public", "/static")
 }

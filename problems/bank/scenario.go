@@ -70,20 +70,10 @@ func NewScenario() (*Scenario, error) {
 	return &Scenario{m: newModel(data.Default(), st)}, nil
 }
 
-// MustNewScenario is NewScenario for the registry: the initial data is
-// generated from constants, so an error is a bug in the generator.
-func MustNewScenario() *Scenario {
-	s, err := NewScenario()
-	if err != nil {
-		panic(fmt.Sprintf("bank: the initial data cannot be generated: %v", err))
-	}
-	return s
-}
-
 // Meta declares the rules.
 func (s *Scenario) Meta() engine.Meta {
 	return engine.Meta{
-		Problem: "bank", Version: Version,
+		Problem: Name, Version: Version,
 		Rules: engine.Rules{
 			Weights:   map[string]float64{tagLogin: weightLogin, tagRefusal: weightRefusal, tagAsset: weightAsset},
 			Deduction: engine.PerError(map[engine.Class]float64{engine.ClassApplication: penaltyError, engine.ClassTimeout: penaltyTimeout}),
@@ -141,20 +131,11 @@ func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string, score 
 			return critical(res, "notice", "the notice reads %q, expected %q", got, noticeTexts[want])
 		}
 	}
-	assets, err := a.FetchAssets(ctx, res)
+	fetched, err := a.FetchAssets(ctx, res)
 	if err != nil {
 		return err
 	}
-	var fetched int64
-	for _, r := range assets {
-		if r.Err != nil {
-			return r.Err
-		}
-		if r.Fetched {
-			fetched++
-		}
-	}
-	score(tagAsset, fetched)
+	score(tagAsset, int64(fetched))
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -17,11 +16,11 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/apptest"
+	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/blog"
 )
 
-var apps = apptest.New(blog.Serve)
+var apps = apptest.New(blog.Problem)
 
 func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
 
@@ -32,7 +31,7 @@ func startApp(t *testing.T, lang, store string) *url.URL { return apps.Start(t, 
 
 func bench(t *testing.T, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
-	return apptest.Bench(t, blog.NewScenario(), target, load, opts...)
+	return apptest.Bench(t, blog.Problem, target, load, opts...)
 }
 
 type proxy = apptest.Proxy
@@ -367,14 +366,7 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := bench(t, c.p.Start(t, app), 5*time.Second)
-			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
-			if res.Passed || !regexp.MustCompile(c.want).MatchString(all) {
-				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", c.want, res.Passed, all)
-			}
-			if res.Internal {
-				t.Errorf("the defect caused an internal error: %s", all)
-			}
+			apptest.ExpectFail(t, bench(t, c.p.Start(t, app), 5*time.Second), c.want)
 		})
 	}
 }
@@ -382,11 +374,5 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 // TestManifestMatchesThePublicFiles: assets.sha256 is the benchmarker's copy
 // of webapp/public; a change to either must be made to both on purpose.
 func TestManifestMatchesThePublicFiles(t *testing.T) {
-	got, err := engine.ManifestFromFS(os.DirFS("webapp/public"), ".", "/static")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := blog.Manifest(); !maps.Equal(got, want) {
-		t.Errorf("webapp/public hashes to %v, assets.sha256 says %v", got, want)
-	}
+	apptest.CheckManifest(t, blog.Manifest(), "webapp/public", "/static")
 }

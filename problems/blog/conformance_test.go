@@ -6,39 +6,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunecon/tunecon/internal/apptest"
+	"github.com/tunecon/tunecon/kit/apptest"
 )
 
 // TestConformance runs the pre-check and a short load against every
 // language and store, and the Go app behind nginx with the sample
 // configuration: each must pass with 0 fails.
 func TestConformance(t *testing.T) {
-	cases := []struct {
-		lang, store string
-		nginx       bool
-	}{
-		{"go", "sqlite", false},
-		{"go", "mariadb", false},
-		{"python", "sqlite", false},
-		{"python", "mariadb", false},
-		{"go", "sqlite", true},
-	}
-	for _, c := range cases {
-		name := c.lang + "+" + c.store
-		if c.nginx {
-			name += "+nginx"
-		}
-		t.Run(name, func(t *testing.T) {
-			target := startApp(t, c.lang, c.store)
-			if c.nginx {
-				target = behindNginx(t, target)
-			}
-			res := bench(t, target, 10*time.Second)
-			if !res.Passed || res.Errors.Charged() != 0 || res.Breakdown["page"] == 0 {
-				t.Fatalf("passed=%v errors=%+v reasons=%q messages=%q", res.Passed, res.Errors, res.FailReasons, res.Messages)
-			}
-		})
-	}
+	apps.Conformance(t, 10*time.Second, "page")
+	t.Run("go+sqlite+nginx", func(t *testing.T) {
+		apptest.ExpectClean(t, bench(t, behindNginx(t, startApp(t, "go", "sqlite")), 10*time.Second), "page")
+	})
 }
 
 // behindNginx starts nginx with problems/blog/nginx/blog.conf in front of

@@ -65,12 +65,12 @@ type Scenario struct {
 var _ engine.Scenario = (*Scenario)(nil)
 
 // NewScenario returns a scenario for one run.
-func NewScenario() *Scenario { return &Scenario{m: newModel(loadInitial())} }
+func NewScenario() (*Scenario, error) { return &Scenario{m: newModel(loadInitial())}, nil }
 
 // Meta declares the rules.
 func (s *Scenario) Meta() engine.Meta {
 	return engine.Meta{
-		Problem: "blog",
+		Problem: Name,
 		Version: Version,
 		Rules: engine.Rules{
 			Weights: map[string]float64{tagPage: weightPage, tagComment: weightComment, tagArticle: weightArticle, tagAsset: weightAsset},
@@ -97,20 +97,11 @@ func (s *Scenario) fetch(ctx context.Context, a *engine.Agent, endpoint, path st
 	if err := s.m.checkSidebar(p); err != nil {
 		return nil, err
 	}
-	assets, err := a.FetchAssets(ctx, res)
+	fetched, err := a.FetchAssets(ctx, res)
 	if err != nil {
 		return nil, err
 	}
-	var fetched int64
-	for _, r := range assets {
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		if r.Fetched {
-			fetched++
-		}
-	}
-	score(tagAsset, fetched)
+	score(tagAsset, int64(fetched))
 	return p, nil
 }
 

@@ -140,7 +140,7 @@ func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, sc
 // waitToCheck waits until a random moment 1 to 3 s after a 303.
 func waitToCheck(ctx context.Context, r *engine.Run, u *engine.User, received time.Time) bool {
 	at := received.Add(checkDelayMin + time.Duration(u.Rand.Int64N(int64(checkDelayMax-checkDelayMin))))
-	return engine.Sleep(ctx, at.Sub(r.Now()))
+	return r.SleepUntil(ctx, at)
 }
 
 // PreCheck checks the initialized app exactly, one request at a time,
@@ -207,7 +207,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err != nil {
 		return err
 	}
-	if !engine.Sleep(ctx, c.received.Add(Freshness).Sub(r.Now())) {
+	if !r.SleepUntil(ctx, c.received.Add(Freshness)) {
 		return ctx.Err()
 	}
 	if _, err := s.articlePage(ctx, a, old, true, none); err != nil {
@@ -220,7 +220,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if _, err := s.postComment(ctx, r, a, art.id, "checker 検査", "a named comment"); err != nil {
 		return err
 	}
-	if !engine.Sleep(ctx, Freshness) {
+	if !r.Sleep(ctx, Freshness) {
 		return ctx.Err()
 	}
 	if _, err := s.index(ctx, a, true, none); err != nil {

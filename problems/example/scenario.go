@@ -57,7 +57,7 @@ func Manifest() engine.Manifest {
 // Meta declares the rules.
 func (s *Scenario) Meta() engine.Meta {
 	return engine.Meta{
-		Problem: "example",
+		Problem: Name,
 		Version: version,
 		Rules: engine.Rules{
 			Weights:   map[string]float64{tagPage: 1, tagNote: 5, tagAsset: 0.1},
@@ -106,7 +106,7 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 			return err
 		}
 		u.Score(tagNote)
-		if !engine.Sleep(ctx, freshness) {
+		if !r.Sleep(ctx, freshness) {
 			return nil
 		}
 		if err := s.checkFresh(ctx, u.Agent, id, text); err != nil {
@@ -174,20 +174,7 @@ func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) (in
 	if err := res.Check(checks...); err != nil {
 		return 0, err
 	}
-	results, err := a.FetchAssets(ctx, res)
-	if err != nil {
-		return 0, err
-	}
-	fetched := 0
-	for _, ar := range results {
-		if ar.Err != nil {
-			return fetched, ar.Err
-		}
-		if ar.Fetched {
-			fetched++
-		}
-	}
-	return fetched, nil
+	return a.FetchAssets(ctx, res)
 }
 
 // checkFresh checks that note id is on / (unless newer notes pushed it off)
@@ -205,7 +192,7 @@ func (s *Scenario) checkFresh(ctx context.Context, a *engine.Agent, id int, text
 		return err
 	}
 	if got.ID != id || got.Text != text {
-		return engine.For(res.Endpoint, engine.Criticalf("stale", "note %d reads %q, expected %q", id, got.Text, text))
+		return res.Criticalf("stale", "note %d reads %q, expected %q", id, got.Text, text)
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 // Command scores benchmarks a problem's reference apps in every language on
-// every store (SQLite, and MariaDB on a private server) with one seed and
-// duration, and prints a Markdown table of their starting scores for the
-// README. Run it with `make scores`.
+// every store (the embedded one, and MariaDB on a private server) with one
+// seed and duration, and prints a Markdown table of their starting scores
+// for the README. Run it with `make scores`.
 package main
 
 import (
@@ -17,71 +17,77 @@ import (
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/cli"
 	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/problems"
 )
 
 func main() {
-	problem := flag.String("problem", "blog", "problem to measure")
-	duration := flag.String("duration", "60s", "load duration of each run")
-	seed := flag.String("seed", "1", "seed of every run")
+	name := flag.String("problem", "blog", "problem to measure")
+	duration := flag.Duration("duration", 60*time.Second, "load duration of each run")
+	seed := flag.Uint64("seed", 1, "seed of every run")
 	flag.Parse()
 	cli.TuneRuntime()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	p, ok := problems.Lookup(*name)
+	if !ok {
+		fail(fmt.Errorf("no problem %q", *name))
+	}
+	root, err := kit.FindRoot(".")
+	if err != nil {
+		fail(err)
+	}
 	dir, err := os.MkdirTemp("", "scores")
 	if err != nil {
 		fail(err)
 	}
 	defer os.RemoveAll(dir)
 
-	stores := []string{"sqlite"}
-	maria, err := servers.StartMariaDB(ctx, filepath.Join(dir, "mariadb"), io.Discard)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "scores: MariaDB rows skipped: %v\n", err)
-	} else {
-		defer maria.Stop()
-		stores = append(stores, "mariadb")
-	}
+	var maria *servers.MariaDB
 	type row struct {
 		lang, store string
 		res         *engine.Result
 	}
 	var rows []row
-	for _, store := range stores {
-		for _, lang := range []string{"go", "python"} {
+	for _, store := range p.Stores {
+		if store == kit.StoreMariaDB && maria == nil {
+			if maria, err = servers.StartMariaDB(ctx, filepath.Join(dir, "mariadb"), io.Discard); err != nil {
+				fmt.Fprintf(os.Stderr, "scores: MariaDB rows skipped: %v\n", err)
+				continue
+			}
+			defer maria.Stop()
+		}
+		for _, lang := range p.Langs {
 			db := ""
-			if store == "mariadb" {
-				if db, err = maria.CreateDatabase(ctx, *problem+"_"+lang); err != nil {
+			if store == kit.StoreMariaDB {
+				if db, err = maria.CreateDatabase(ctx, p.Name+"_"+lang); err != nil {
 					fail(err)
 				}
 			}
-			fmt.Fprintf(os.Stderr, "=== %s, %s on %s\n", *problem, lang, store)
-			args := []string{"try", *problem, "--lang", lang, "--duration", *duration, "--seed", *seed}
-			if db != "" {
-				args = append(args, "--db", db)
+			fmt.Fprintf(os.Stderr, "=== %s, %s on %s\n", p.Name, lang, store)
+			res, err := kit.Try(ctx, p, kit.ServeConfig{Lang: lang, DB: db, Root: root, Log: os.Stderr},
+				engine.WithLoadDuration(*duration), engine.WithSeed(*seed))
+			if res != nil {
+				_ = res.WriteSummary(os.Stderr)
 			}
-			res, _, err := cli.RunForResult(ctx, args, cli.Env{Stdout: os.Stderr, Stderr: os.Stderr, Getenv: os.Getenv})
 			if err != nil {
 				fail(err)
 			}
 			rows = append(rows, row{lang, store, res})
 		}
 	}
-	fmt.Printf("Starting scores of `%s`, measured %s with `make scores` (seed %s, load %s, engine %s):\n\n",
-		*problem, time.Now().UTC().Format("2006-01-02"), *seed, *duration, engine.Version)
+	fmt.Printf("Starting scores of `%s`, measured %s with `make scores` (seed %d, load %s, engine %s):\n\n",
+		p.Name, time.Now().UTC().Format("2006-01-02"), *seed, *duration, engine.Version)
 	fmt.Println("| language | store | result | score | fails | users at the end | p50 of GET / (ms) |")
 	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, r := range rows {
-		verdict := "SUCCESS"
-		if !r.res.Passed {
-			verdict = "FAIL"
-		}
 		var p50 float64
 		for _, e := range r.res.Endpoints {
 			if e.Name == "GET /" {
 				p50 = e.P50ms
 			}
 		}
-		fmt.Printf("| %s | %s | %s | %.1f | %d | %d | %.0f |\n", r.lang, r.store, verdict, r.res.Score, r.res.Errors.Charged(), r.res.Workload.Final, p50)
+		fmt.Printf("| %s | %s | %s | %.1f | %d | %d | %.0f |\n", r.lang, r.store, r.res.Verdict(), r.res.Score, r.res.Errors.Charged(), r.res.Workload.Final, p50)
 	}
 }
 

@@ -22,7 +22,7 @@ import (
 	"strconv"
 	"time"
 
-	dumpfile "github.com/tunecon/tunecon/internal/dump"
+	"github.com/tunecon/tunecon/kit/datagen"
 )
 
 // Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
@@ -609,7 +609,7 @@ func EnsureSQL(path string, c Config) (bool, error) {
 	if err := c.validate(); err != nil {
 		return false, err
 	}
-	return dumpfile.Ensure(path, c.header(), c.WriteSQL)
+	return datagen.Ensure(path, c.header(), c.WriteSQL)
 }
 
 // gen draws from one stream.

@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	dumpfile "github.com/tunecon/tunecon/internal/dump"
+	"github.com/tunecon/tunecon/kit/datagen"
 )
 
 // Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
@@ -271,7 +271,7 @@ func appendRowEnd(buf []byte, id, n int64) []byte {
 // seed and sizes). It writes a temporary file in the same directory and renames it, so a dump at path is always
 // complete. It reports whether it wrote.
 func EnsureSQL(path string, c Config) (bool, error) {
-	return dumpfile.Ensure(path, c.header(), c.WriteSQL)
+	return datagen.Ensure(path, c.header(), c.WriteSQL)
 }
 
 // gen draws from one item's stream.

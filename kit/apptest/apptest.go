@@ -1,7 +1,9 @@
 // Package apptest is what the problems' end-to-end tests share: reference
 // apps started once per test binary (on SQLite or on a private MariaDB),
-// nginx in front of an app, a proxy that adds one defect to a correct app,
-// and a benchmark run that logs its summary.
+// nginx in front of an app, a proxy that adds one defect to a correct app, a
+// benchmark run that logs its summary, and the checks every problem's tests
+// make: the conformance matrix, "this defect must FAIL naming X", and the
+// asset manifest against the public files.
 package apptest
 
 import (
@@ -22,17 +24,14 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/launch"
 	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/kit"
 )
 
-// Serve starts one app (a problem's Serve function).
-type Serve func(ctx context.Context, cfg launch.Config) (*launch.App, error)
-
-// Apps starts apps on demand and stops them all at the end of the test
-// binary: call Run from TestMain.
+// Apps starts a problem's apps on demand and stops them all at the end of
+// the test binary: call Run from TestMain.
 type Apps struct {
-	Serve Serve
+	Problem kit.Problem
 	// Root is the repository's root.
 	Root string
 
@@ -45,9 +44,9 @@ type Apps struct {
 }
 
 // New returns Apps for a problem whose tests run in problems/NAME.
-func New(serve Serve) *Apps {
+func New(p kit.Problem) *Apps {
 	root, _ := filepath.Abs("../..")
-	return &Apps{Serve: serve, Root: root, urls: map[string]*url.URL{}}
+	return &Apps{Problem: p, Root: root, urls: map[string]*url.URL{}}
 }
 
 // Run runs the tests and then stops everything started.
@@ -59,9 +58,9 @@ func (a *Apps) Run(m *testing.M) int {
 	return code
 }
 
-// Start starts the app of lang on store ("sqlite" or "mariadb") once, and
-// returns its base URL; src, if not empty, is a source directory to use
-// instead of the app's own (a patched copy).
+// Start starts the app of lang on store (kit.StoreSQLite, StoreMariaDB or
+// StoreMemory) once, and returns its base URL; src, if not empty, is a source
+// directory to use instead of the app's own (a patched copy).
 func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 	t.Helper()
 	if testing.Short() {
@@ -78,12 +77,18 @@ func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dsn := "sqlite:" + filepath.Join(dir, "app.db")
-	if store == "mariadb" {
+	var dsn string
+	switch store {
+	case kit.StoreSQLite:
+		dsn = "sqlite:" + filepath.Join(dir, "app.db")
+	case kit.StoreMariaDB:
 		dsn = a.MariaDB(t, fmt.Sprintf("db%d", time.Now().UnixNano()))
+	case kit.StoreMemory:
+	default:
+		t.Fatalf("unknown store %q", store)
 	}
 	var log bytes.Buffer
-	app, err := a.Serve(context.Background(), launch.Config{
+	app, err := a.Problem.Serve(context.Background(), kit.ServeConfig{
 		Lang: lang, Addr: "127.0.0.1:0", Root: a.Root, Log: &SyncWriter{W: &log}, DB: dsn, AppDir: src,
 	})
 	if err != nil {
@@ -186,14 +191,20 @@ func (s *SyncWriter) Write(p []byte) (int, error) {
 	return s.W.Write(p)
 }
 
-// Bench runs scenario against target and logs the summary (and the staff
-// log if the test failed or TUNECON_STAFF is set).
-func Bench(t *testing.T, scenario engine.Scenario, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
+// Seed is the seed of the tests' benchmark runs.
+const Seed = 20261120
+
+// Bench runs a fresh scenario of p against target and logs the summary (and
+// the staff log if the test failed or TUNECON_STAFF is set).
+func Bench(t *testing.T, p kit.Problem, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
 	var staff bytes.Buffer
-	opts = append([]engine.Option{engine.WithLoadDuration(load), engine.WithSeed(20261120),
+	opts = append([]engine.Option{engine.WithLoadDuration(load), engine.WithSeed(Seed),
 		engine.WithStaffLog(&SyncWriter{W: &staff})}, opts...)
-	res := engine.New(scenario, target, opts...).Run(context.Background())
+	res, err := kit.Bench(context.Background(), p, target, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	var sum strings.Builder
 	_ = res.WriteSummary(&sum)
 	t.Logf("result:\n%s", sum.String())

@@ -1,0 +1,162 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/problems"
+)
+
+// parse parses a subcommand's flags, accepting the PROBLEM argument before or
+// after them, and returns the problem.
+func parse(fs *flag.FlagSet, args []string, env Env) (kit.Problem, error) {
+	fs.SetOutput(env.Stderr)
+	var name string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return kit.Problem{}, err
+		}
+		return kit.Problem{}, badUsage("%s: %v", fs.Name(), err)
+	}
+	rest := fs.Args()
+	if name == "" && len(rest) > 0 {
+		name, rest = rest[0], rest[1:]
+	}
+	if len(rest) > 0 {
+		return kit.Problem{}, badUsage("%s: unexpected argument %q", fs.Name(), rest[0])
+	}
+	if name == "" {
+		return kit.Problem{}, badUsage("%s: which problem? (one of: %s)", fs.Name(), strings.Join(problems.Names(), ", "))
+	}
+	p, ok := problems.Lookup(name)
+	if !ok {
+		return kit.Problem{}, badUsage("unknown problem %q (one of: %s)", name, strings.Join(problems.Names(), ", "))
+	}
+	return p, nil
+}
+
+// Progress modes of --progress.
+const (
+	progressAuto  = "auto"
+	progressBar   = "bar"
+	progressPlain = "plain"
+	progressJSONL = "jsonl"
+	progressNone  = "none"
+)
+
+var progressModes = []string{progressAuto, progressBar, progressPlain, progressJSONL, progressNone}
+
+// benchFlags are the flags bench and try share.
+type benchFlags struct {
+	duration time.Duration
+	workload int
+	seed     uint64
+	seedSet  bool
+	json     string
+	repeat   int
+	staffLog string
+	progress string
+}
+
+func (b *benchFlags) register(fs *flag.FlagSet) {
+	fs.DurationVar(&b.duration, "duration", engine.DefaultLoadDuration, "length of the load phase (1s to 1h)")
+	fs.IntVar(&b.workload, "workload", 0, "users at the start of the load (0: the scenario's default)")
+	fs.Func("seed", "seed of every random choice (default: chosen from the clock and printed)", func(s string) error {
+		_, err := fmt.Sscan(s, &b.seed)
+		b.seedSet = err == nil
+		return err
+	})
+	fs.StringVar(&b.json, "json", "", "write the result as JSON to this file")
+	fs.IntVar(&b.repeat, "repeat", 1, "run this many times and report the score's mean, stdev and CV")
+	fs.StringVar(&b.staffLog, "staff-log", "", "write error details and load decisions to this file ('-' for stderr)")
+	fs.StringVar(&b.progress, "progress", progressAuto,
+		"how to show progress: auto (a bar on a terminal, else a line every 10 s), bar, plain, jsonl (JSON lines on stdout), none")
+}
+
+func (b *benchFlags) validate() error {
+	if b.duration < time.Second || b.duration > time.Hour {
+		return badUsage("--duration must be between 1s and 1h, got %s", b.duration)
+	}
+	if b.workload < 0 || b.workload > engine.DefaultMaxUsers {
+		return badUsage("--workload must be between 1 and %d", engine.DefaultMaxUsers)
+	}
+	if b.repeat < 1 || b.repeat > 100 {
+		return badUsage("--repeat must be between 1 and 100")
+	}
+	if !slices.Contains(progressModes, b.progress) {
+		return badUsage("--progress must be one of %s, got %q", strings.Join(progressModes, ", "), b.progress)
+	}
+	return nil
+}
+
+// options turns the flags into the engine's options, less the progress and
+// the staff log, which the caller adds.
+func (b *benchFlags) options(env Env) []engine.Option {
+	seed := b.seed
+	if !b.seedSet {
+		seed = engine.SeedFromTime(env.Now())
+	}
+	opts := []engine.Option{engine.WithLoadDuration(b.duration), engine.WithSeed(seed)}
+	if b.workload > 0 {
+		opts = append(opts, engine.WithWorkload(b.workload))
+	}
+	return opts
+}
+
+func parseTarget(s string) (*url.URL, error) {
+	if s == "" {
+		return nil, badUsage("bench: --target URL is required (for example --target http://127.0.0.1:8080)")
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, badUsage("--target must be an http:// or https:// URL with a host, got %q", s)
+	}
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u, nil
+}
+
+// appFlags are the flags serve and try share: which reference app, on which
+// database.
+type appFlags struct {
+	lang, db string
+}
+
+func (a *appFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&a.lang, "lang", "", "reference app language (default: the problem's first)")
+	fs.StringVar(&a.db, "db", "", "database DSN for the app (default: its embedded database; TUNECON_DB sets it too)")
+}
+
+// config checks the language and finds the repository root.
+func (a *appFlags) config(p kit.Problem, addr string, env Env) (kit.ServeConfig, error) {
+	lang := a.lang
+	if lang == "" {
+		lang = p.Langs[0]
+	}
+	if !slices.Contains(p.ServeLangs(), lang) {
+		return kit.ServeConfig{}, badUsage("problem %s has no %q reference app (languages: %s)", p.Name, lang, strings.Join(p.ServeLangs(), ", "))
+	}
+	root := env.Getenv("TUNECON_ROOT")
+	if root == "" {
+		var err error
+		if root, err = kit.FindRoot("."); err != nil {
+			return kit.ServeConfig{}, err
+		}
+	}
+	db := a.db
+	if db == "" {
+		db = env.Getenv("TUNECON_DB")
+	}
+	return kit.ServeConfig{Lang: lang, Addr: addr, DB: db, Root: root, Log: env.Stderr}, nil
+}

@@ -1,0 +1,68 @@
+package apptest
+
+import (
+	"maps"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+)
+
+// ExpectFail checks that a run against an app with a defect FAILed for the
+// right reason: want is a regular expression that must match one of its fail
+// reasons or contestant messages. A defect must never cause an internal
+// error: that would blame the benchmarker for the app's fault.
+func ExpectFail(t *testing.T, res *engine.Result, want string) {
+	t.Helper()
+	all := strings.Join(append(append([]string{}, res.FailReasons...), res.Messages...), "\n")
+	if res.Passed || !regexp.MustCompile(want).MatchString(all) {
+		t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", want, res.Passed, all)
+	}
+	if res.Internal {
+		t.Errorf("the defect caused an internal error: %s", all)
+	}
+}
+
+// ExpectClean checks that a run passed with no charged error and that every
+// score tag in tags was scored at least once.
+func ExpectClean(t *testing.T, res *engine.Result, tags ...string) {
+	t.Helper()
+	missing := false
+	for _, tag := range tags {
+		missing = missing || res.Breakdown[tag] == 0
+	}
+	if !res.Passed || res.Errors.Charged() != 0 || res.Internal || missing {
+		t.Fatalf("want a clean pass scoring %q: passed=%v errors=%+v breakdown=%v reasons=%q messages=%q",
+			tags, res.Passed, res.Errors, res.Breakdown, res.FailReasons, res.Messages)
+	}
+}
+
+// Conformance runs the pre-check and a load of the given length against
+// every reference app of the problem on every store (the descriptor's Langs
+// × Stores): each must pass with 0 fails and score every tag in tags.
+func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
+	for _, store := range a.Problem.Stores {
+		for _, lang := range a.Problem.Langs {
+			t.Run(lang+"+"+store, func(t *testing.T) {
+				ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load), tags...)
+			})
+		}
+	}
+}
+
+// CheckManifest checks that the manifest the benchmarker embeds is exactly
+// the files under dir (the app's public files) served below prefix: a change
+// to either must be made to both on purpose.
+func CheckManifest(t *testing.T, manifest engine.Manifest, dir, prefix string) {
+	t.Helper()
+	got, err := engine.ManifestFromFS(os.DirFS(dir), ".", prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !maps.Equal(got, manifest) {
+		t.Errorf("%s hashes to %v, the embedded manifest says %v", dir, got, manifest)
+	}
+}

@@ -1,0 +1,163 @@
+// Package kit is what every problem shares above the engine: the problem
+// descriptor, the conventions by which reference apps are built and started,
+// and the in-process Bench and Try that the tunecon command, the tools and
+// the portal's workers call. A problem is one exported Problem value; the
+// registry in package problems is a list of them.
+package kit
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/launch"
+)
+
+// Store names. The first of a problem's Stores is its embedded default.
+const (
+	StoreSQLite  = "sqlite"
+	StoreMariaDB = "mariadb"
+	// StoreMemory is for a problem whose app keeps its data in memory.
+	StoreMemory = "memory"
+)
+
+// TunedLang is the --lang under which a problem's tuned solution is served.
+const TunedLang = "tuned"
+
+// Problem describes one contest problem: everything the command, the tools,
+// the tests and the portal need to know of it. Its functions are nil only
+// where the comment says so.
+type Problem struct {
+	// Name is the problem's name on the command line and in results.
+	Name    string `json:"name"`
+	Title   string `json:"title"`
+	Summary string `json:"summary"`
+	// After names the classic contest the problem follows ("" for none).
+	After string `json:"after"`
+	// Langs are the reference apps' languages, the default first; the app of
+	// language L lives in problems/NAME/webapp/L.
+	Langs []string `json:"langs"`
+	// Stores are the databases the reference apps run on, the embedded
+	// default first.
+	Stores []string `json:"stores"`
+	// Tuned is the language of the tuned solution (a spoiler) in
+	// problems/NAME/solutions/Tuned, served as --lang tuned; "" for none.
+	Tuned string `json:"tuned,omitempty"`
+	// Manual is the contestant's manual, relative to the repository root.
+	Manual string `json:"manual"`
+
+	// NewScenario returns a fresh scenario for one run.
+	NewScenario func() (engine.Scenario, error) `json:"-"`
+	// Data writes the initial data's SQL dump at path unless it is current,
+	// and reports whether it wrote. Nil for a problem without a dump.
+	Data func(path string) (bool, error) `json:"-"`
+	// Handler, for a problem whose reference app runs inside this process
+	// (the worked example), replaces the launcher. Nil otherwise.
+	Handler func() http.Handler `json:"-"`
+}
+
+// ServeLangs are the languages Serve accepts: the reference apps' and, if
+// the problem has one, TunedLang.
+func (p Problem) ServeLangs() []string {
+	out := slices.Clone(p.Langs)
+	if p.Tuned != "" {
+		out = append(out, TunedLang)
+	}
+	return out
+}
+
+// Scenario returns a fresh scenario, or an error naming the problem.
+func (p Problem) Scenario() (engine.Scenario, error) {
+	s, err := p.NewScenario()
+	if err != nil {
+		return nil, fmt.Errorf("%s: preparing the scenario: %w", p.Name, err)
+	}
+	return s, nil
+}
+
+// ServeConfig says which reference app to start and where.
+type ServeConfig = launch.Config
+
+// App is a running reference app.
+type App = launch.App
+
+// Serve starts a reference app and returns once it answers. Every app of
+// every problem follows one convention: it lives in problems/NAME/webapp/LANG
+// (the tuned one in problems/NAME/solutions/LANG), reads PREFIX_ADDR,
+// PREFIX_ROOT (the webapp directory), PREFIX_DB and PREFIX_INITIAL_SQL, where
+// PREFIX is the problem's name in capitals, loads the dump on its first
+// start, and logs "listening on URL" when ready. Go apps are built into
+// build/NAME-LANG; a directory with requirements.txt is a Python app, run
+// under gunicorn from a virtualenv in build/venv-NAME-LANG.
+func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
+	if cfg.Lang == "" {
+		cfg.Lang = p.Langs[0]
+	}
+	if !slices.Contains(p.ServeLangs(), cfg.Lang) {
+		return nil, fmt.Errorf("problem %s has no %q app (languages: %s)", p.Name, cfg.Lang, strings.Join(p.ServeLangs(), ", "))
+	}
+	if p.Handler != nil {
+		return p.serveInProcess(cfg)
+	}
+	problem := filepath.Join(cfg.Root, "problems", p.Name)
+	webapp := filepath.Join(problem, "webapp")
+	dump := filepath.Join(webapp, "data", "initial.sql")
+	if p.Data != nil {
+		fmt.Fprintf(cfg.Log, "%s: checking the initial data in %s ...\n", p.Name, dump)
+		wrote, err := p.Data(dump)
+		if err != nil {
+			return nil, fmt.Errorf("generating the initial data: %w", err)
+		}
+		if wrote {
+			fmt.Fprintf(cfg.Log, "%s: generated the initial data\n", p.Name)
+		}
+	}
+	appDir := filepath.Join(webapp, cfg.Lang)
+	if cfg.Lang == TunedLang {
+		appDir = filepath.Join(problem, "solutions", p.Tuned)
+	}
+	name := p.Name + "-" + cfg.Lang
+	bin := filepath.Join(cfg.Root, "build", name)
+	if cfg.AppDir != "" {
+		appDir, bin = cfg.AppDir, filepath.Join(cfg.AppDir, name)
+	}
+	var cmd *exec.Cmd
+	if launch.IsPython(appDir) {
+		venv := filepath.Join(cfg.Root, "build", "venv-"+name)
+		if err := launch.EnsureVenv(ctx, venv, filepath.Join(appDir, "requirements.txt"), cfg.Log); err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
+	} else {
+		if err := launch.BuildGo(ctx, appDir, bin, cfg.Log); err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(bin)
+	}
+	cmd.Dir = appDir
+	e := strings.ToUpper(p.Name)
+	cmd.Env = launch.Env(e+"_ADDR="+cfg.Addr, e+"_ROOT="+webapp, e+"_DB="+cfg.DB, e+"_INITIAL_SQL="+dump)
+	fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)
+	return launch.Start(ctx, cmd, name, cfg.Log)
+}
+
+// serveInProcess serves the problem's in-process handler.
+func (p Problem) serveInProcess(cfg ServeConfig) (*App, error) {
+	if cfg.DB != "" {
+		return nil, fmt.Errorf("problem %s keeps its data in memory and takes no database", p.Name)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: p.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return launch.NewApp("http://"+ln.Addr().String(), srv.Shutdown), nil
+}
