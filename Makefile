@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf headroom scores lint deps deps-system
+.PHONY: help build test test-go test-webapps demo perf headroom scores new-problem lint deps deps-system
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -52,6 +52,10 @@ scores: deps deps-system ## starting scores of every language and store, as a Ma
 
 headroom: deps ## benchmark PROBLEM's reference and tuned apps side by side (spoiler)
 	$(GO) run ./tools/headroom -problem $(PROBLEM)
+
+new-problem: ## create problems/NAME from the skeleton and register it (make new-problem NAME=x)
+	@if [ -z "$(NAME)" ]; then echo "usage: make new-problem NAME=x (lowercase letters and digits, starting with a letter)" >&2; exit 2; fi
+	$(GO) run ./tools/newproblem -name "$(NAME)"
 
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -78,21 +78,6 @@ func Internalf(code, format string, args ...any) *Error {
 // the contestant's fault nor the benchmarker's and is never charged.
 var ErrCutOff = errors.New("cut off by the end of the phase")
 
-// For returns a copy of err about the given request: an *Error gets Request
-// set when it had none; any other error becomes an internal error (a scenario
-// that returns an unclassified error has a bug, not the target).
-func For(request string, err error) *Error {
-	e := AsError(err)
-	if e == nil {
-		return nil
-	}
-	c := *e
-	if c.Request == "" {
-		c.Request = request
-	}
-	return &c
-}
-
 // AsError classifies err: an *Error anywhere in its chain is returned as is;
 // a context deadline becomes a timeout; anything else is internal.
 func AsError(err error) *Error {

@@ -63,6 +63,18 @@ type Problem struct {
 	Handler func() http.Handler `json:"-"`
 }
 
+// Constructor adapts a problem's own scenario constructor to the
+// descriptor's NewScenario.
+func Constructor[S engine.Scenario](f func() (S, error)) func() (engine.Scenario, error) {
+	return func() (engine.Scenario, error) {
+		s, err := f()
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
+
 // ServeLangs are the languages Serve accepts: the reference apps' and, if
 // the problem has one, TunedLang.
 func (p Problem) ServeLangs() []string {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -15,22 +14,13 @@ import (
 
 // cmdBench benchmarks a running app.
 func cmdBench(ctx context.Context, args []string, env Env) (int, error) {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var bf benchFlags
-	bf.register(fs)
-	target := fs.String("target", "", "base URL of the app to benchmark (required)")
-	p, err := parse(fs, args, env)
+	var tf targetFlag
+	p, err := parseCommand("bench", args, env, &bf, &tf)
 	if err != nil {
 		return 0, err
 	}
-	if err := bf.validate(); err != nil {
-		return 0, err
-	}
-	u, err := parseTarget(*target)
-	if err != nil {
-		return 0, err
-	}
-	return runBench(ctx, p, u, bf, env)
+	return runBench(ctx, p, tf.url, bf, env)
 }
 
 // runBench benchmarks target bf.repeat times with one seed, reports each

@@ -14,6 +14,33 @@ import (
 	"github.com/tunecon/tunecon/problems"
 )
 
+// flagGroup is a set of flags that several subcommands share.
+type flagGroup interface {
+	register(fs *flag.FlagSet)
+	// check validates the values once the command line is parsed.
+	check() error
+}
+
+// parseCommand parses the command line of the subcommand name, whose flags
+// are the groups', accepting the PROBLEM argument before or after them; it
+// checks every group and returns the problem.
+func parseCommand(name string, args []string, env Env, groups ...flagGroup) (kit.Problem, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	for _, g := range groups {
+		g.register(fs)
+	}
+	p, err := parse(fs, args, env)
+	if err != nil {
+		return kit.Problem{}, err
+	}
+	for _, g := range groups {
+		if err := g.check(); err != nil {
+			return kit.Problem{}, err
+		}
+	}
+	return p, nil
+}
+
 // parse parses a subcommand's flags, accepting the PROBLEM argument before or
 // after them, and returns the problem.
 func parse(fs *flag.FlagSet, args []string, env Env) (kit.Problem, error) {
@@ -83,7 +110,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 		"how to show progress: auto (a bar on a terminal, else a line every 10 s), bar, plain, jsonl (JSON lines on stdout), none")
 }
 
-func (b *benchFlags) validate() error {
+func (b *benchFlags) check() error {
 	if b.duration < time.Second || b.duration > time.Hour {
 		return badUsage("--duration must be between 1s and 1h, got %s", b.duration)
 	}
@@ -113,33 +140,53 @@ func (b *benchFlags) options(env Env) []engine.Option {
 	return opts
 }
 
-func parseTarget(s string) (*url.URL, error) {
-	if s == "" {
-		return nil, badUsage("bench: --target URL is required (for example --target http://127.0.0.1:8080)")
+// targetFlag is bench's --target.
+type targetFlag struct {
+	raw string
+	url *url.URL
+}
+
+func (t *targetFlag) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.raw, "target", "", "base URL of the app to benchmark (required)")
+}
+
+func (t *targetFlag) check() error {
+	if t.raw == "" {
+		return badUsage("bench: --target URL is required (for example --target http://127.0.0.1:8080)")
 	}
-	u, err := url.Parse(s)
+	u, err := url.Parse(t.raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, badUsage("--target must be an http:// or https:// URL with a host, got %q", s)
+		return badUsage("--target must be an http:// or https:// URL with a host, got %q", t.raw)
 	}
 	if u.Path == "" {
 		u.Path = "/"
 	}
-	return u, nil
+	t.url = u
+	return nil
 }
 
 // appFlags are the flags serve and try share: which reference app, on which
-// database.
+// database, and (serve only) where.
 type appFlags struct {
 	lang, db string
+	addr     string
+	withAddr bool
 }
 
 func (a *appFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.lang, "lang", "", "reference app language (default: the problem's first)")
 	fs.StringVar(&a.db, "db", "", "database DSN for the app (default: its embedded database; TUNECON_DB sets it too)")
+	a.addr = "127.0.0.1:0"
+	if a.withAddr {
+		fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	}
 }
 
+// check leaves the language to config, which knows the problem.
+func (a *appFlags) check() error { return nil }
+
 // config checks the language and finds the repository root.
-func (a *appFlags) config(p kit.Problem, addr string, env Env) (kit.ServeConfig, error) {
+func (a *appFlags) config(p kit.Problem, env Env) (kit.ServeConfig, error) {
 	lang := a.lang
 	if lang == "" {
 		lang = p.Langs[0]
@@ -158,5 +205,5 @@ func (a *appFlags) config(p kit.Problem, addr string, env Env) (kit.ServeConfig,
 	if db == "" {
 		db = env.Getenv("TUNECON_DB")
 	}
-	return kit.ServeConfig{Lang: lang, Addr: addr, DB: db, Root: root, Log: env.Stderr}, nil
+	return kit.ServeConfig{Lang: lang, Addr: a.addr, DB: db, Root: root, Log: env.Stderr}, nil
 }

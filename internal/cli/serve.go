@@ -2,22 +2,18 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"time"
 )
 
 // cmdServe runs a reference app until the command is interrupted.
 func cmdServe(ctx context.Context, args []string, env Env) (int, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var af appFlags
-	af.register(fs)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	p, err := parse(fs, args, env)
+	af := appFlags{withAddr: true}
+	p, err := parseCommand("serve", args, env, &af)
 	if err != nil {
 		return 0, err
 	}
-	cfg, err := af.config(p, *addr, env)
+	cfg, err := af.config(p, env)
 	if err != nil {
 		return 0, err
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"flag"
 	"net/url"
 
 	"github.com/tunecon/tunecon/kit"
@@ -10,19 +9,13 @@ import (
 
 // cmdTry starts a reference app, benchmarks it and stops it.
 func cmdTry(ctx context.Context, args []string, env Env) (int, error) {
-	fs := flag.NewFlagSet("try", flag.ContinueOnError)
 	var bf benchFlags
-	bf.register(fs)
 	var af appFlags
-	af.register(fs)
-	p, err := parse(fs, args, env)
+	p, err := parseCommand("try", args, env, &bf, &af)
 	if err != nil {
 		return 0, err
 	}
-	if err := bf.validate(); err != nil {
-		return 0, err
-	}
-	cfg, err := af.config(p, "127.0.0.1:0", env)
+	cfg, err := af.config(p, env)
 	if err != nil {
 		return 0, err
 	}

@@ -18,18 +18,16 @@ const Name = "bank"
 
 // Problem describes the bank problem to the command, the tools and the portal.
 var Problem = kit.Problem{
-	Name:    Name,
-	Title:   "Bank login (after the ISUCON4 qualifier, 2014)",
-	Summary: "logins that lock users after 3 failures and ban addresses after 10; /report must match exactly",
-	After:   "ISUCON4 qualifier (2014)",
-	Langs:   []string{"go", "python"},
-	Stores:  []string{kit.StoreSQLite, kit.StoreMariaDB},
-	Tuned:   "go",
-	Manual:  "problems/bank/MANUAL.md",
-	NewScenario: func() (engine.Scenario, error) {
-		return NewScenario()
-	},
-	Data: func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
+	Name:        Name,
+	Title:       "Bank login (after the ISUCON4 qualifier, 2014)",
+	Summary:     "logins that lock users after 3 failures and ban addresses after 10; /report must match exactly",
+	After:       "ISUCON4 qualifier (2014)",
+	Langs:       []string{"go", "python"},
+	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
+	Tuned:       "go",
+	Manual:      "problems/bank/MANUAL.md",
+	NewScenario: kit.Constructor(NewScenario),
+	Data:        func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
 }
 
 // assetSums is `sha256sum` of webapp/public as the problem ships it.

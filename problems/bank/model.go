@@ -44,6 +44,7 @@ var initialState = sync.OnceValues(func() (*data.State, error) { return data.Def
 // or was cut off) are uncertain: they are never used again, and the final
 // report may list them or not.
 type model struct {
+	// cfg and init never change: read them without the lock.
 	cfg  data.Config
 	init *data.State
 
@@ -59,6 +60,8 @@ func newModel(cfg data.Config, init *data.State) *model {
 	return &model{cfg: cfg, init: init, failures: map[int64]int{}, last: map[int64]success{}, prev: map[int64]success{},
 		ipFailures: map[string]int{}, unsureUsers: map[int64]bool{}, unsureIPs: map[string]bool{}}
 }
+
+// The *Locked methods read the state; their callers hold m.mu.
 
 func (m *model) userFailuresLocked(id int64) int {
 	if n, ok := m.failures[id]; ok {
@@ -134,27 +137,38 @@ func (m *model) unsure(id int64, ip string) {
 	m.unsureIPs[ip] = true
 }
 
+// usable reports whether neither user id nor ip is uncertain (0 and "" are
+// never uncertain).
 func (m *model) usable(id int64, ip string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return !m.unsureUsers[id] && !m.unsureIPs[ip]
 }
 
+// locked reports whether user id is locked.
 func (m *model) locked(id int64) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.userFailuresLocked(id) >= data.LockThreshold
 }
 
+// ipCount returns ip's failures since its last success.
 func (m *model) ipCount(ip string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.ipFailuresLocked(ip)
 }
 
-// report is what /report must say: the banned addresses and the locked
-// users' logins, each sorted, plus the entries that may go either way.
-func (m *model) report() (banned, locked []string, maybeIPs, maybeLogins map[string]bool) {
+// expectedReport is what /report must say: the banned addresses and the
+// locked users' logins, each sorted, plus the entries that may go either way
+// (left out of the lists).
+type expectedReport struct {
+	banned, locked        []string
+	maybeIPs, maybeLogins map[string]bool
+}
+
+// report returns what /report must say now.
+func (m *model) report() expectedReport {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	bannedSet := map[string]bool{}
@@ -171,7 +185,8 @@ func (m *model) report() (banned, locked []string, maybeIPs, maybeLogins map[str
 	for id, n := range m.failures {
 		lockedSet[data.Login(id)] = n >= data.LockThreshold
 	}
-	maybeIPs, maybeLogins = map[string]bool{}, map[string]bool{}
+	maybeIPs, maybeLogins := map[string]bool{}, map[string]bool{}
+	var banned, locked []string
 	for ip := range m.unsureIPs {
 		maybeIPs[ip] = true
 	}
@@ -190,9 +205,10 @@ func (m *model) report() (banned, locked []string, maybeIPs, maybeLogins map[str
 	}
 	slices.Sort(banned)
 	slices.Sort(locked)
-	return banned, locked, maybeIPs, maybeLogins
+	return expectedReport{banned: banned, locked: locked, maybeIPs: maybeIPs, maybeLogins: maybeLogins}
 }
 
+// userFailures returns user id's failures since its last success.
 func (m *model) userFailures(id int64) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()

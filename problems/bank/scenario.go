@@ -2,16 +2,10 @@ package bank
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
-	"slices"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/PuerkitoBio/goquery"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/bank/data"
@@ -84,228 +78,153 @@ func (s *Scenario) Meta() engine.Meta {
 	}
 }
 
-func critical(res *engine.Response, code, format string, args ...any) error {
-	e := engine.Criticalf(code, format, args...)
-	e.Request, e.URL = res.Endpoint, res.URL.String()
-	return e
-}
-
-// page checks what every HTML page has: status 200, HTML, its asset tags.
-func page(res *engine.Response) (*goquery.Document, error) {
-	if err := res.Check(engine.Status(200), engine.ContentType("text/html"),
-		engine.Count(`head link[rel="stylesheet"][href="/static/css/bank.css"]`, 1),
-		engine.Count(`head script[src="/static/js/bank.js"]`, 1),
-		engine.Count(`#header img#logo[src="/static/img/logo.png"]`, 1)); err != nil {
-		return nil, err
-	}
-	return res.Document()
-}
-
-// top loads / and its assets and checks the notice: want is the reason the
-// page must show, "" for none.
-func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string, score func(string, int64)) error {
-	res, err := a.Get(ctx, "GET /", "/")
-	if err != nil {
+// PreCheck checks every rule once, one request at a time, and /report
+// before and after.
+func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	p := &preCheck{s: s, r: r, a: a, o: preCheckOwned(s)}
+	if err := p.pages(ctx); err != nil {
 		return err
 	}
-	doc, err := page(res)
-	if err != nil {
-		return err
-	}
-	if err := res.Check(engine.HeaderHasToken("Cache-Control", "private"),
-		engine.Count(`main form#login-form[method="post"][action="/login"] input[name="login"]`, 1),
-		engine.Count(`main form#login-form input[name="password"][type="password"]`, 1)); err != nil {
-		return err
-	}
-	notice := doc.Find("main p#notice")
-	switch {
-	case want == "" && notice.Length() > 0:
-		return critical(res, "notice", "the page shows the notice %q, expected none", notice.AttrOr("data-reason", ""))
-	case want != "" && notice.Length() == 0:
-		return critical(res, "notice", "the page shows no notice, expected %q", want)
-	case want != "":
-		if got := notice.AttrOr("data-reason", ""); got != want {
-			return critical(res, "notice", "the notice's reason is %q, expected %q", got, want)
-		}
-		if got := strings.TrimSpace(notice.Text()); got != noticeTexts[want] {
-			return critical(res, "notice", "the notice reads %q, expected %q", got, noticeTexts[want])
-		}
-	}
-	fetched, err := a.FetchAssets(ctx, res)
-	if err != nil {
-		return err
-	}
-	score(tagAsset, int64(fetched))
-	return nil
-}
-
-// attempt posts a login from ip and checks the decision against the model:
-// the redirect, then /mypage for a success or the notice on / for a refusal.
-// id is the user the login names (0: none).
-func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, id int64, login, password, ip string, score func(string, int64)) error {
-	right := id > 0 && password == s.m.cfg.User(id).Password
-	if s.m.ipCount(ip) >= data.BanThreshold && strings.HasPrefix(ip, "172.") {
-		mu, _ := s.bannedLocks.LoadOrStore(ip, &sync.Mutex{})
-		mu.(*sync.Mutex).Lock()
-		defer mu.(*sync.Mutex).Unlock()
-	}
-	want := s.m.expect(id, ip, right)
-	sent := r.Now()
-	res, err := a.Do(ctx, "POST /login", http.MethodPost, "/login",
-		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {ip}},
-		[]byte(url.Values{"login": {login}, "password": {password}}.Encode()))
-	if err != nil {
-		s.m.unsure(id, ip)
-		return err
-	}
-	to := "/mypage"
-	if want != "" {
-		to = "/"
-	}
-	if err := res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
-		if loc != to {
-			return fmt.Sprintf("expected %s (the attempt should be %s)", to, describe(want))
-		}
-		return ""
-	})); err != nil {
-		s.m.unsure(id, ip)
-		if e := engine.AsError(err); e.Code == "redirect" {
-			return critical(res, "decision", "%s", e.Message)
-		}
-		return err
-	}
-	prev := s.m.record(id, ip, want, sent, res.Received)
-	if want != "" {
-		if err := s.top(ctx, a, want, score); err != nil {
+	p.pickUsers()
+	for _, step := range []func(context.Context) error{p.logins, p.lock, p.initiallyRefused, p.ban} {
+		if err := step(ctx); err != nil {
 			return err
 		}
-		score(tagRefusal, 1)
-		return nil
 	}
-	if err := s.mypage(ctx, a, login, prev); err != nil {
+	return s.checkReport(ctx, a)
+}
+
+// FinalCheck compares /report with the model.
+func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	return s.checkReport(ctx, a)
+}
+
+// Pre-check accounts and addresses: beyond the virtual users' chunks.
+func preCheckOwned(s *Scenario) owned {
+	o := owned{first: maxUsers*chunk + 1, last: int64(s.m.cfg.Users)}
+	for k := 1; k <= 32; k++ {
+		o.addrs = append(o.addrs, fmt.Sprintf("192.168.250.%d", k))
+	}
+	o.banned = s.m.init.Banned[len(s.m.init.Banned)-1]
+	return o
+}
+
+// preCheck is the pre-check's state: its one agent, the accounts and
+// addresses of preCheckOwned, and the users it picked among them.
+type preCheck struct {
+	s *Scenario
+	r *engine.Run
+	a *engine.Agent
+	o owned
+	// withHistory has logged in before and fresh never has, both without
+	// failures; initiallyLocked is locked in the initial data. The lock and
+	// the ban use the users fresh+1 and fresh+2.
+	withHistory, fresh, initiallyLocked int64
+}
+
+// attempt is Scenario.attempt with the pre-check's agent, scoring nothing.
+func (p *preCheck) attempt(ctx context.Context, id int64, login, password, ip string) error {
+	return p.s.attempt(ctx, p.r, p.a, id, login, password, ip, engine.NoScore)
+}
+
+// pages checks / without a notice, /report before any attempt, a 404, and
+// /mypage without a login, whose notice shows once.
+func (p *preCheck) pages(ctx context.Context) error {
+	if err := p.s.top(ctx, p.a, "", engine.NoScore); err != nil {
 		return err
 	}
-	score(tagLogin, 1)
+	if err := p.s.checkReport(ctx, p.a); err != nil {
+		return err
+	}
+	res, err := p.a.Get(ctx, "GET (unknown path)", "/no-such-page")
+	if err != nil {
+		return err
+	}
+	if err := res.Check(engine.Status(http.StatusNotFound)); err != nil {
+		return err
+	}
+	if err := p.s.loginRequired(ctx, p.a, engine.NoScore); err != nil {
+		return err
+	}
+	return p.s.top(ctx, p.a, "", engine.NoScore) // the notice shows once
+}
+
+// pickUsers picks the first user of each kind in the pre-check's accounts.
+func (p *preCheck) pickUsers() {
+	for id := p.o.first; id <= p.o.last; id++ {
+		st := p.s.m.init.Users[id]
+		switch {
+		case st.Failures >= data.LockThreshold && p.initiallyLocked == 0:
+			p.initiallyLocked = id
+		case st.Failures == 0 && !st.Last.At.IsZero() && p.withHistory == 0:
+			p.withHistory = id
+		case st.Failures == 0 && st.Last.At.IsZero() && p.fresh == 0:
+			p.fresh = id
+		}
+	}
+}
+
+// logins: two successes from two addresses (the second /mypage shows the
+// first), a first success ever, and a login that names no user.
+func (p *preCheck) logins(ctx context.Context) error {
+	steps := []struct {
+		id       int64
+		login    string
+		password string
+		ip       string
+	}{
+		{p.withHistory, "", "", p.o.addrs[0]},
+		{p.withHistory, "", "", p.o.addrs[1]},
+		{p.fresh, "", "", p.o.addrs[2]}, // a first success ever shows itself
+		{0, "nosuchuser", "password", p.o.addrs[3]},
+	}
+	for _, st := range steps {
+		login, password := st.login, st.password
+		if st.id > 0 {
+			u := p.s.m.cfg.User(st.id)
+			login, password = u.Login, u.Password
+		}
+		if err := p.attempt(ctx, st.id, login, password, st.ip); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-func describe(reason string) string {
-	if reason == "" {
-		return "a success"
+// lock: three wrong passwords, then the right one is refused.
+func (p *preCheck) lock(ctx context.Context) error {
+	lock := p.s.m.cfg.User(p.fresh + 1)
+	for range data.LockThreshold - p.s.m.userFailures(lock.ID) {
+		if err := p.attempt(ctx, lock.ID, lock.Login, lock.Password+"x", p.o.addrs[4]); err != nil {
+			return err
+		}
 	}
-	return "refused as " + reason
+	return p.attempt(ctx, lock.ID, lock.Login, lock.Password, p.o.addrs[5])
 }
 
-// mypage checks /mypage: the login and the previous successful login.
-func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, login string, prev success) error {
-	res, err := a.Get(ctx, "GET /mypage", "/mypage")
-	if err != nil {
+// initiallyRefused: an initially locked user and an initially banned
+// address, each with a right password.
+func (p *preCheck) initiallyRefused(ctx context.Context) error {
+	il := p.s.m.cfg.User(p.initiallyLocked)
+	if err := p.attempt(ctx, il.ID, il.Login, il.Password, p.o.addrs[6]); err != nil {
 		return err
 	}
-	doc, err := page(res)
-	if err != nil {
-		return err
-	}
-	if err := res.Check(engine.HeaderHasToken("Cache-Control", "private")); err != nil {
-		return err
-	}
-	if got := strings.TrimSpace(doc.Find("main #login-name").Text()); got != login {
-		return critical(res, "mypage", "/mypage shows the user %q, expected %q", got, login)
-	}
-	ip := strings.TrimSpace(doc.Find("main dd#last-login-ip").Text())
-	at := strings.TrimSpace(doc.Find("main dd#last-login-at").Text())
-	if ip != prev.ip {
-		return critical(res, "mypage", "/mypage shows the previous login from %q, expected %q", ip, prev.ip)
-	}
-	if !prev.at.IsZero() {
-		if want := prev.at.UTC().Format(data.TimeFormat); at != want {
-			return critical(res, "mypage", "/mypage shows the previous login at %q, expected %q", at, want)
-		}
-		return nil
-	}
-	t, err := time.ParseInLocation(data.TimeFormat, at, time.UTC)
-	if err != nil || t.Before(prev.sent.Add(-time.Second).Truncate(time.Second)) || t.After(prev.received.Add(time.Second)) {
-		return critical(res, "mypage", "/mypage shows the previous login at %q, but it happened between %s and %s", at,
-			prev.sent.UTC().Format(data.TimeFormat), prev.received.UTC().Format(data.TimeFormat))
-	}
-	return nil
+	ok := p.s.m.cfg.User(p.withHistory)
+	return p.attempt(ctx, ok.ID, ok.Login, ok.Password, p.o.banned)
 }
 
-// checkReport compares /report with the model; entries whose outcome is
-// unknown may be there or not.
-func (s *Scenario) checkReport(ctx context.Context, a *engine.Agent) error {
-	res, err := a.Get(ctx, "GET /report", "/report")
-	if err != nil {
-		return err
-	}
-	var got struct {
-		BannedIPs   []string `json:"banned_ips"`
-		LockedUsers []string `json:"locked_users"`
-	}
-	if err := res.Check(engine.Status(200), engine.JSON(&got)); err != nil {
-		return err
-	}
-	if got.BannedIPs == nil || got.LockedUsers == nil {
-		raw := map[string]json.RawMessage{}
-		_ = json.Unmarshal(res.Body, &raw)
-		if _, ok := raw["banned_ips"]; !ok {
-			return critical(res, "report", "/report lacks banned_ips")
-		}
-		if _, ok := raw["locked_users"]; !ok {
-			return critical(res, "report", "/report lacks locked_users")
+// ban: ten failures from one address, then a right password from it.
+func (p *preCheck) ban(ctx context.Context) error {
+	ban := p.o.addrs[7]
+	for p.s.m.ipCount(ban) < data.BanThreshold {
+		if err := p.attempt(ctx, 0, unknownLogin(p.r.Rand(2)), "password", ban); err != nil {
+			return err
 		}
 	}
-	banned, locked, maybeIPs, maybeLogins := s.m.report()
-	if err := sameList(res, "banned_ips", got.BannedIPs, banned, maybeIPs); err != nil {
-		return err
-	}
-	return sameList(res, "locked_users", got.LockedUsers, locked, maybeLogins)
-}
-
-func sameList(res *engine.Response, name string, got, want []string, maybe map[string]bool) error {
-	if !slices.IsSorted(got) {
-		return critical(res, "report", "%s is not sorted", name)
-	}
-	if len(slices.Compact(slices.Clone(got))) != len(got) {
-		return critical(res, "report", "%s has duplicates", name)
-	}
-	var kept []string
-	for _, g := range got {
-		if !maybe[g] {
-			kept = append(kept, g)
-		}
-	}
-	if slices.Equal(kept, want) {
-		return nil
-	}
-	missing, extra := diff(want, kept)
-	return critical(res, "report", "%s differs from the benchmarker's model: %d missing (first %q), %d extra (first %q)",
-		name, len(missing), first(missing), len(extra), first(extra))
-}
-
-func diff(want, got []string) (missing, extra []string) {
-	w := map[string]bool{}
-	for _, x := range want {
-		w[x] = true
-	}
-	g := map[string]bool{}
-	for _, x := range got {
-		g[x] = true
-		if !w[x] {
-			extra = append(extra, x)
-		}
-	}
-	for _, x := range want {
-		if !g[x] {
-			missing = append(missing, x)
-		}
-	}
-	return missing, extra
-}
-
-func first(xs []string) string {
-	if len(xs) == 0 {
-		return ""
-	}
-	return xs[0]
+	other := p.s.m.cfg.User(p.fresh + 2)
+	return p.attempt(ctx, other.ID, other.Login, other.Password, ban)
 }

@@ -5,10 +5,145 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strings"
+	"sync"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/bank/data"
 )
+
+// User plays one session: it opens / and then, by chance, logs in (after a
+// typo or two), locks an account, gets an address banned, tries a locked
+// account or a banned address, or opens /mypage without logging in.
+func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
+	if u.ID >= maxUsers {
+		u.Think(ctx, thinkMax, thinkMax)
+		return nil
+	}
+	o := s.owned(u.ID)
+	if err := s.top(ctx, u.Agent, "", u); err != nil {
+		return err
+	}
+	var play func(ctx context.Context, r *engine.Run, u *engine.User, o owned) error
+	switch pick := u.Rand.IntN(100); {
+	case pick < 55:
+		play = s.logIn
+	case pick < 70:
+		play = s.lockAccount
+	case pick < 80:
+		play = s.getBanned
+	case pick < 90:
+		play = s.tryLocked
+	case pick < 95:
+		play = s.tryInitiallyBanned
+	default:
+		play = s.anonymousMypage
+	}
+	if err := play(ctx, r, u, o); err != nil {
+		return err
+	}
+	u.Think(ctx, thinkMin, thinkMax)
+	return nil
+}
+
+// logIn logs in to an account of o, sometimes after typos.
+func (s *Scenario) logIn(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
+	id := s.account(u.Rand, o, false)
+	typos := u.Rand.IntN(3)
+	if id == 0 || s.m.userFailures(id)+typos >= data.LockThreshold {
+		typos = 0
+	}
+	ip := s.address(u.Rand, o, typos)
+	if id == 0 || ip == "" {
+		return nil
+	}
+	return s.tryPasswords(ctx, r, u, id, typos, ip)
+}
+
+// lockAccount locks an account of o with wrong passwords, then tries the
+// right one.
+func (s *Scenario) lockAccount(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
+	id := s.account(u.Rand, o, false)
+	if id == 0 {
+		return nil
+	}
+	n := data.LockThreshold - s.m.userFailures(id)
+	ip := s.address(u.Rand, o, n+1)
+	if ip == "" {
+		return nil
+	}
+	return s.tryPasswords(ctx, r, u, id, n, ip)
+}
+
+// getBanned gets an address of o banned with unknown logins, then tries a
+// right password from it.
+func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
+	ip := s.address(u.Rand, o, 0)
+	id := s.account(u.Rand, o, false)
+	if ip == "" || id == 0 || s.usableAddrs(o) < 4 {
+		return nil
+	}
+	for ctx.Err() == nil && s.m.ipCount(ip) < data.BanThreshold {
+		if err := s.try(ctx, r, u, 0, unknownLogin(u.Rand), "password", ip); err != nil {
+			return err
+		}
+	}
+	return s.tryPasswords(ctx, r, u, id, 0, ip)
+}
+
+// tryLocked tries a locked account of o with its right password.
+func (s *Scenario) tryLocked(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
+	id, ip := s.account(u.Rand, o, true), s.address(u.Rand, o, 1)
+	if id == 0 || ip == "" {
+		return nil
+	}
+	return s.tryPasswords(ctx, r, u, id, 0, ip)
+}
+
+// tryInitiallyBanned tries a right password from o's initially banned
+// address.
+func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
+	id := s.account(u.Rand, o, false)
+	if id == 0 || !s.m.usable(0, o.banned) {
+		return nil
+	}
+	return s.tryPasswords(ctx, r, u, id, 0, o.banned)
+}
+
+// anonymousMypage fails a login, then opens /mypage with the session that is
+// not logged in.
+func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
+	ip := s.address(u.Rand, o, 1)
+	if ip == "" {
+		return nil
+	}
+	if err := s.try(ctx, r, u, 0, unknownLogin(u.Rand), "password", ip); err != nil {
+		return err
+	}
+	return s.loginRequired(ctx, u.Agent, u)
+}
+
+// tryPasswords tries user id's login from ip: wrong times with a wrong
+// password, then with the right one.
+func (s *Scenario) tryPasswords(ctx context.Context, r *engine.Run, u *engine.User, id int64, wrong int, ip string) error {
+	user := s.m.cfg.User(id)
+	for range wrong {
+		if err := s.try(ctx, r, u, id, user.Login, user.Password+"x", ip); err != nil {
+			return err
+		}
+	}
+	return s.try(ctx, r, u, id, user.Login, user.Password, ip)
+}
+
+// try thinks, then attempts; when the load ends it returns nil without
+// attempting, so loops around it must check ctx.
+func (s *Scenario) try(ctx context.Context, r *engine.Run, u *engine.User, id int64, login, password, ip string) error {
+	if !u.Think(ctx, thinkMin, thinkMax) {
+		return nil
+	}
+	return s.attempt(ctx, r, u.Agent, id, login, password, ip, u)
+}
 
 // owned is what one virtual user may use: its own accounts and addresses,
 // so that no two users ever have attempts for one login or from one address
@@ -19,6 +154,7 @@ type owned struct {
 	banned      string   // an initially banned address (shared, serialised)
 }
 
+// owned returns what virtual user n owns.
 func (s *Scenario) owned(n int) owned {
 	o := owned{first: int64(n)*chunk + 1, last: int64(n+1) * chunk}
 	for k := range addrsPerUser {
@@ -52,125 +188,7 @@ func (s *Scenario) address(rnd *rand.Rand, o owned, n int) string {
 	return ""
 }
 
-// unknownLogin is a login that names no user.
-func unknownLogin(rnd *rand.Rand) string {
-	if rnd.IntN(3) == 0 {
-		return []string{"admin", "root", "test", "guest"}[rnd.IntN(4)]
-	}
-	return fmt.Sprintf("u%07d", 200001+rnd.IntN(9_000_000))
-}
-
-// User plays one session: it opens / and then, by chance, logs in (after a
-// typo or two), locks an account, gets an address banned, tries a locked
-// account or a banned address, or opens /mypage without logging in.
-func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	if u.ID >= maxUsers {
-		u.Think(ctx, thinkMax, thinkMax)
-		return nil
-	}
-	o := s.owned(u.ID)
-	score := func(tag string, n int64) { u.ScoreN(tag, n) }
-	think := func() bool { return u.Think(ctx, thinkMin, thinkMax) }
-	// try thinks, then attempts; when the load ends it returns nil without
-	// attempting, so loops around it must check ctx.
-	try := func(id int64, login, password, ip string) error {
-		if !think() {
-			return nil
-		}
-		return s.attempt(ctx, r, u.Agent, id, login, password, ip, score)
-	}
-	rnd := u.Rand
-	if err := s.top(ctx, u.Agent, "", score); err != nil {
-		return err
-	}
-	switch pick := rnd.IntN(100); {
-	case pick < 55: // log in, sometimes after typos
-		id := s.account(rnd, o, false)
-		typos := rnd.IntN(3)
-		if id == 0 || s.m.userFailures(id)+typos >= data.LockThreshold {
-			typos = 0
-		}
-		ip := s.address(rnd, o, typos)
-		if id == 0 || ip == "" {
-			break
-		}
-		user := s.m.cfg.User(id)
-		for range typos {
-			if err := try(id, user.Login, user.Password+"x", ip); err != nil {
-				return err
-			}
-		}
-		if err := try(id, user.Login, user.Password, ip); err != nil {
-			return err
-		}
-	case pick < 70: // lock an account with wrong passwords, then try the right one
-		id := s.account(rnd, o, false)
-		if id == 0 {
-			break
-		}
-		n := data.LockThreshold - s.m.userFailures(id)
-		ip := s.address(rnd, o, n+1)
-		if ip == "" {
-			break
-		}
-		user := s.m.cfg.User(id)
-		for range n {
-			if err := try(id, user.Login, user.Password+"x", ip); err != nil {
-				return err
-			}
-		}
-		if err := try(id, user.Login, user.Password, ip); err != nil {
-			return err
-		}
-	case pick < 80: // get an address banned, then try a right password from it
-		ip := s.address(rnd, o, 0)
-		id := s.account(rnd, o, false)
-		if ip == "" || id == 0 || s.usableAddrs(o) < 4 {
-			break
-		}
-		for ctx.Err() == nil && s.m.ipCount(ip) < data.BanThreshold {
-			if err := try(0, unknownLogin(rnd), "password", ip); err != nil {
-				return err
-			}
-		}
-		user := s.m.cfg.User(id)
-		if err := try(id, user.Login, user.Password, ip); err != nil {
-			return err
-		}
-	case pick < 90: // a locked account with its right password
-		id, ip := s.account(rnd, o, true), s.address(rnd, o, 1)
-		if id == 0 || ip == "" {
-			break
-		}
-		user := s.m.cfg.User(id)
-		if err := try(id, user.Login, user.Password, ip); err != nil {
-			return err
-		}
-	case pick < 95: // a right password from an initially banned address
-		id := s.account(rnd, o, false)
-		if id == 0 || !s.m.usable(0, o.banned) {
-			break
-		}
-		user := s.m.cfg.User(id)
-		if err := try(id, user.Login, user.Password, o.banned); err != nil {
-			return err
-		}
-	default: // /mypage of an anonymous session
-		ip := s.address(rnd, o, 1)
-		if ip == "" {
-			break
-		}
-		if err := try(0, unknownLogin(rnd), "password", ip); err != nil {
-			return err
-		}
-		if err := s.loginRequired(ctx, u.Agent, score); err != nil {
-			return err
-		}
-	}
-	think()
-	return nil
-}
-
+// usableAddrs counts the addresses of o that are usable and not banned.
 func (s *Scenario) usableAddrs(o owned) int {
 	n := 0
 	for _, ip := range o.addrs {
@@ -181,9 +199,113 @@ func (s *Scenario) usableAddrs(o owned) int {
 	return n
 }
 
+// unknownLogin is a login that names no user.
+func unknownLogin(rnd *rand.Rand) string {
+	if rnd.IntN(3) == 0 {
+		return []string{"admin", "root", "test", "guest"}[rnd.IntN(4)]
+	}
+	return fmt.Sprintf("u%07d", 200001+rnd.IntN(9_000_000))
+}
+
+// fetch gets path and parses the answer.
+func fetch[T any](ctx context.Context, a *engine.Agent, endpoint, path string, parse func(*engine.Response) (T, error)) (*engine.Response, T, error) {
+	var zero T
+	res, err := a.Get(ctx, endpoint, path)
+	if err != nil {
+		return nil, zero, err
+	}
+	got, err := parse(res)
+	return res, got, err
+}
+
+// top loads / and its assets and checks the notice: want is the reason the
+// page must show, "" for none.
+func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string, sc engine.Scorer) error {
+	res, got, err := fetch(ctx, a, "GET /", "/", parseTop)
+	if err != nil {
+		return err
+	}
+	if err := checkNotice(res, got, want); err != nil {
+		return err
+	}
+	fetched, err := a.FetchAssets(ctx, res)
+	if err != nil {
+		return err
+	}
+	sc.ScoreN(tagAsset, int64(fetched))
+	return nil
+}
+
+// attempt posts a login from ip and checks the decision against the model:
+// the redirect, then /mypage for a success or the notice on / for a refusal.
+// id is the user the login names (0: none).
+func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, id int64, login, password, ip string, sc engine.Scorer) error {
+	right := id > 0 && password == s.m.cfg.User(id).Password
+	if s.m.ipCount(ip) >= data.BanThreshold && strings.HasPrefix(ip, "172.") {
+		mu, _ := s.bannedLocks.LoadOrStore(ip, &sync.Mutex{})
+		mu.(*sync.Mutex).Lock()
+		defer mu.(*sync.Mutex).Unlock()
+	}
+	want := s.m.expect(id, ip, right)
+	sent := r.Now()
+	res, err := a.Do(ctx, "POST /login", http.MethodPost, "/login",
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {ip}},
+		[]byte(url.Values{"login": {login}, "password": {password}}.Encode()))
+	if err != nil {
+		s.m.unsure(id, ip)
+		return err
+	}
+	to := "/mypage"
+	if want != "" {
+		to = "/"
+	}
+	if err := res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
+		if loc != to {
+			return fmt.Sprintf("expected %s (the attempt should be %s)", to, describe(want))
+		}
+		return ""
+	})); err != nil {
+		s.m.unsure(id, ip)
+		if e := engine.AsError(err); e.Code == "redirect" {
+			return res.Criticalf("decision", "%s", e.Message)
+		}
+		return err
+	}
+	prev := s.m.record(id, ip, want, sent, res.Received)
+	if want != "" {
+		if err := s.top(ctx, a, want, sc); err != nil {
+			return err
+		}
+		sc.Score(tagRefusal)
+		return nil
+	}
+	if err := s.mypage(ctx, a, login, prev); err != nil {
+		return err
+	}
+	sc.Score(tagLogin)
+	return nil
+}
+
+// describe names the decision a reason stands for, for messages.
+func describe(reason string) string {
+	if reason == "" {
+		return "a success"
+	}
+	return "refused as " + reason
+}
+
+// mypage checks /mypage: the login and the previous successful login.
+func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, login string, prev success) error {
+	res, got, err := fetch(ctx, a, "GET /mypage", "/mypage", parseMypage)
+	if err != nil {
+		return err
+	}
+	return checkMypage(res, got, login, prev)
+}
+
 // loginRequired opens /mypage with an anonymous session: it must send the
 // browser to / with the login-required notice.
-func (s *Scenario) loginRequired(ctx context.Context, a *engine.Agent, score func(string, int64)) error {
+func (s *Scenario) loginRequired(ctx context.Context, a *engine.Agent, sc engine.Scorer) error {
 	res, err := a.Get(ctx, "GET /mypage", "/mypage")
 	if err != nil {
 		return err
@@ -197,117 +319,17 @@ func (s *Scenario) loginRequired(ctx context.Context, a *engine.Agent, score fun
 		if e := engine.AsError(err); e.Code != "status" {
 			return err
 		}
-		return critical(res, "mypage", "/mypage answered %d to a session that is not logged in, expected 303 to /", res.StatusCode)
+		return res.Criticalf("mypage", "/mypage answered %d to a session that is not logged in, expected 303 to /", res.StatusCode)
 	}
-	return s.top(ctx, a, reasonLoginRequired, score)
+	return s.top(ctx, a, reasonLoginRequired, sc)
 }
 
-// Pre-check accounts and addresses: beyond the virtual users' chunks.
-func preCheckOwned(s *Scenario) owned {
-	o := owned{first: maxUsers*chunk + 1, last: int64(s.m.cfg.Users)}
-	for k := 1; k <= 32; k++ {
-		o.addrs = append(o.addrs, fmt.Sprintf("192.168.250.%d", k))
-	}
-	o.banned = s.m.init.Banned[len(s.m.init.Banned)-1]
-	return o
-}
-
-// PreCheck checks every rule once, one request at a time, and /report
-// before and after.
-func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
-	a := r.NewAgent()
-	defer a.Close()
-	none := func(string, int64) {}
-	o := preCheckOwned(s)
-	if err := s.top(ctx, a, "", none); err != nil {
-		return err
-	}
-	if err := s.checkReport(ctx, a); err != nil {
-		return err
-	}
-	res, err := a.Get(ctx, "GET (unknown path)", "/no-such-page")
+// checkReport fetches /report and compares it with the model; entries whose
+// outcome is unknown may be there or not.
+func (s *Scenario) checkReport(ctx context.Context, a *engine.Agent) error {
+	res, got, err := fetch(ctx, a, "GET /report", "/report", parseReport)
 	if err != nil {
 		return err
 	}
-	if err := res.Check(engine.Status(http.StatusNotFound)); err != nil {
-		return err
-	}
-	if err := s.loginRequired(ctx, a, none); err != nil {
-		return err
-	}
-	if err := s.top(ctx, a, "", none); err != nil { // the notice shows once
-		return err
-	}
-	// Two successes from two addresses: the second /mypage shows the first.
-	var withHistory, fresh, initiallyLocked int64
-	for id := o.first; id <= o.last; id++ {
-		st := s.m.init.Users[id]
-		switch {
-		case st.Failures >= data.LockThreshold && initiallyLocked == 0:
-			initiallyLocked = id
-		case st.Failures == 0 && !st.Last.At.IsZero() && withHistory == 0:
-			withHistory = id
-		case st.Failures == 0 && st.Last.At.IsZero() && fresh == 0:
-			fresh = id
-		}
-	}
-	steps := []struct {
-		id       int64
-		login    string
-		password string
-		ip       string
-	}{
-		{withHistory, "", "", o.addrs[0]},
-		{withHistory, "", "", o.addrs[1]},
-		{fresh, "", "", o.addrs[2]}, // a first success ever shows itself
-		{0, "nosuchuser", "password", o.addrs[3]},
-	}
-	for _, st := range steps {
-		login, password := st.login, st.password
-		if st.id > 0 {
-			u := s.m.cfg.User(st.id)
-			login, password = u.Login, u.Password
-		}
-		if err := s.attempt(ctx, r, a, st.id, login, password, st.ip, none); err != nil {
-			return err
-		}
-	}
-	// A lock: three wrong passwords, then the right one is refused.
-	lock := s.m.cfg.User(fresh + 1)
-	for range data.LockThreshold - s.m.userFailures(lock.ID) {
-		if err := s.attempt(ctx, r, a, lock.ID, lock.Login, lock.Password+"x", o.addrs[4], none); err != nil {
-			return err
-		}
-	}
-	if err := s.attempt(ctx, r, a, lock.ID, lock.Login, lock.Password, o.addrs[5], none); err != nil {
-		return err
-	}
-	// An initially locked user and an initially banned address.
-	il := s.m.cfg.User(initiallyLocked)
-	if err := s.attempt(ctx, r, a, il.ID, il.Login, il.Password, o.addrs[6], none); err != nil {
-		return err
-	}
-	ok := s.m.cfg.User(withHistory)
-	if err := s.attempt(ctx, r, a, ok.ID, ok.Login, ok.Password, o.banned, none); err != nil {
-		return err
-	}
-	// A ban: ten failures from one address, then a right password from it.
-	ban := o.addrs[7]
-	for s.m.ipCount(ban) < data.BanThreshold {
-		if err := s.attempt(ctx, r, a, 0, unknownLogin(r.Rand(2)), "password", ban, none); err != nil {
-			return err
-		}
-	}
-	other := s.m.cfg.User(fresh + 2)
-	if err := s.attempt(ctx, r, a, other.ID, other.Login, other.Password, ban, none); err != nil {
-		return err
-	}
-	return s.checkReport(ctx, a)
-}
-
-// FinalCheck compares /report with the model.
-func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
-	a := r.NewAgent()
-	defer a.Close()
-	return s.checkReport(ctx, a)
+	return compareReport(res, got, s.m.report())
 }

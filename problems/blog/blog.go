@@ -17,18 +17,16 @@ const Name = "blog"
 
 // Problem describes the blog problem to the command, the tools and the portal.
 var Problem = kit.Problem{
-	Name:    Name,
-	Title:   "Blog (after ISUCON1, 2011)",
-	Summary: "articles, comments, and a recently-commented sidebar on every page",
-	After:   "ISUCON1 (2011)",
-	Langs:   []string{"go", "python"},
-	Stores:  []string{kit.StoreSQLite, kit.StoreMariaDB},
-	Tuned:   "go",
-	Manual:  "problems/blog/MANUAL.md",
-	NewScenario: func() (engine.Scenario, error) {
-		return NewScenario()
-	},
-	Data: func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
+	Name:        Name,
+	Title:       "Blog (after ISUCON1, 2011)",
+	Summary:     "articles, comments, and a recently-commented sidebar on every page",
+	After:       "ISUCON1 (2011)",
+	Langs:       []string{"go", "python"},
+	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
+	Tuned:       "go",
+	Manual:      "problems/blog/MANUAL.md",
+	NewScenario: kit.Constructor(NewScenario),
+	Data:        func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
 }
 
 // assetSums is `sha256sum` of webapp/public as the problem ships it: the

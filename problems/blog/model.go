@@ -9,10 +9,6 @@ import (
 	"github.com/tunecon/tunecon/problems/blog/data"
 )
 
-// Freshness is the manual's promise: a new article or comment shows
-// everywhere it belongs within this long after its 303.
-const Freshness = time.Second
-
 // unknownID stands for the id of a post whose 303 never came (in flight, or
 // failed and so perhaps stored): it may be newer than anything.
 const unknownID = math.MaxInt64
@@ -91,6 +87,7 @@ func newModel(in *initial) *model {
 	return &model{in: in, commentsOf: map[int64][]*post{}, articleByID: map[int64]*post{}}
 }
 
+// beginComment records a comment about to be posted.
 func (m *model) beginComment(article int64, name, body string, sent time.Time) *post {
 	p := &post{article: article, name: name, body: body, sent: sent}
 	m.mu.Lock()
@@ -114,6 +111,7 @@ func (m *model) endComment(p *post, id int64, received time.Time) {
 	m.comments = slices.Insert(m.comments, i, p)
 }
 
+// beginArticle records an article about to be posted.
 func (m *model) beginArticle(title, body string, sent time.Time) *post {
 	p := &post{title: title, body: body, sent: sent}
 	m.mu.Lock()
@@ -122,6 +120,7 @@ func (m *model) beginArticle(title, body string, sent time.Time) *post {
 	return p
 }
 
+// endArticle records an article's 303 (id > 0) or its failure (id 0).
 func (m *model) endArticle(p *post, id int64, received time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -151,11 +150,11 @@ func cmp64(a, b int64) int {
 type articleInfo struct {
 	title, body string
 	created     time.Time
-	// createdBy bounds a run article's server time: [sent, received].
+	// sent and received bound a run article's server time.
 	sent, received time.Time
-	initial        bool
 }
 
+// article returns what the model knows of article id.
 func (m *model) article(id int64, withBody bool) (articleInfo, bool) {
 	a, ok, _ := m.lookupArticle(id, withBody, time.Time{})
 	return a, ok
@@ -167,7 +166,7 @@ func (m *model) article(id int64, withBody bool) (articleInfo, bool) {
 // at the model: a post acknowledged in between cannot fall through the gap.
 func (m *model) lookupArticle(id int64, withBody bool, t time.Time) (a articleInfo, known, maybe bool) {
 	if id >= 1 && id <= m.in.articles() {
-		a = articleInfo{title: m.in.titles[id], created: m.in.created[id], initial: true}
+		a = articleInfo{title: m.in.titles[id], created: m.in.created[id]}
 		if withBody {
 			a.body = m.in.cfg.Article(id).Body
 		}
@@ -186,7 +185,7 @@ func (m *model) lookupArticle(id int64, withBody bool, t time.Time) (a articleIn
 	return articleInfo{}, false, false
 }
 
-// lastMin is the newest comment on article a that must be visible at t.
+// lastMinLocked is the newest comment on article a that must be visible at t.
 func (m *model) lastMinLocked(a int64, t time.Time) int64 {
 	var l int64
 	if a >= 1 && a <= m.in.articles() {
@@ -200,7 +199,7 @@ func (m *model) lastMinLocked(a int64, t time.Time) int64 {
 	return l
 }
 
-// lastMax is the newest comment on article a that may be visible to a
+// lastMaxLocked is the newest comment on article a that may be visible to a
 // request answered at t (unknownID if a post of unknown id may be).
 func (m *model) lastMaxLocked(a int64, t time.Time) int64 {
 	var l int64
@@ -224,11 +223,43 @@ type ranked struct {
 	article, last int64
 }
 
-// sidebarBounds returns, for a request sent at sent and answered at
+// sidebarView is what the model says a sidebar may show, for one request:
+// computed at once, so that its parts agree with each other.
+type sidebarView struct {
+	// top are the ten articles whose newest must-be-visible comments are the
+	// newest, in order, and outrankers[i] is how many other articles may rank
+	// above top[i]. An article that fewer than ten others may outrank must be
+	// in the sidebar.
+	top        []ranked
+	outrankers []int
+	// lastMin[i] and lastMax[i] bound the newest comment of the i-th listed
+	// article: the newest that must be visible when the request was sent, and
+	// the newest that may be visible when it was answered (unknownID if a
+	// post of unknown id may be).
+	lastMin, lastMax []int64
+}
+
+// sidebar returns the model's view of the sidebar of a request sent at sent
+// and answered at received, whose sidebar lists the articles listed, all
+// under one lock.
+func (m *model) sidebar(sent, received time.Time, listed []int64) sidebarView {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var v sidebarView
+	v.top, v.outrankers = m.sidebarBoundsLocked(sent, received)
+	v.lastMin = make([]int64, len(listed))
+	v.lastMax = make([]int64, len(listed))
+	for i, a := range listed {
+		v.lastMin[i] = m.lastMinLocked(a, sent)
+		v.lastMax[i] = m.lastMaxLocked(a, received)
+	}
+	return v
+}
+
+// sidebarBoundsLocked returns, for a request sent at sent and answered at
 // received, the ten articles whose newest must-be-visible comments are the
 // newest (in order), and for each of them how many other articles may rank
-// above it. An article that fewer than ten others may outrank must be in
-// the sidebar.
+// above it.
 func (m *model) sidebarBoundsLocked(sent, received time.Time) (top []ranked, outrankers []int) {
 	seen := map[int64]bool{}
 	maybe := map[int64]int64{} // article → newest comment id that may be visible but need not be
@@ -332,7 +363,7 @@ func (m *model) commentedArticles() []int64 {
 	return out
 }
 
-// newestArticles returns the ids of the newest known articles, up to n.
+// newestKnownArticles returns the ids of the newest known articles, up to n.
 func (m *model) newestKnownArticles(n int) []int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -2,10 +2,8 @@ package blog
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,7 +44,13 @@ const (
 	// slowRequest is the latency above which a request counts as slow for
 	// the load controller.
 	slowRequest = time.Second
+	// finalCheckArticles is how many commented articles the final check reads.
+	finalCheckArticles = 20
 )
+
+// Freshness is the manual's promise: a new article or comment shows
+// everywhere it belongs within this long after its 303.
+const Freshness = time.Second
 
 // Think times of the users (MANUAL: "The users").
 var (
@@ -83,114 +87,128 @@ func (s *Scenario) Meta() engine.Meta {
 	}
 }
 
-// fetch loads a page as a browser does: the HTML, its checks, its assets.
-// It scores the page and the assets fetched.
-func (s *Scenario) fetch(ctx context.Context, a *engine.Agent, endpoint, path string, score func(tag string, n int64)) (*page, error) {
-	res, err := a.Get(ctx, endpoint, path)
-	if err != nil {
-		return nil, err
-	}
-	p, err := parsePage(res)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.m.checkSidebar(p); err != nil {
-		return nil, err
-	}
-	fetched, err := a.FetchAssets(ctx, res)
-	if err != nil {
-		return nil, err
-	}
-	score(tagAsset, int64(fetched))
-	return p, nil
-}
-
-func (s *Scenario) index(ctx context.Context, a *engine.Agent, full bool, score func(string, int64)) (*page, error) {
-	p, err := s.fetch(ctx, a, "GET /", "/", score)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.m.checkIndex(p, full); err != nil {
-		return nil, err
-	}
-	score(tagPage, 1)
-	return p, nil
-}
-
-func (s *Scenario) articlePage(ctx context.Context, a *engine.Agent, id int64, full bool, score func(string, int64)) (*page, error) {
-	p, err := s.fetch(ctx, a, "GET /articles/{id}", "/articles/"+strconv.FormatInt(id, 10), score)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.m.checkArticle(p, id, full); err != nil {
-		return nil, err
-	}
-	score(tagPage, 1)
-	return p, nil
-}
-
-func (s *Scenario) postPage(ctx context.Context, a *engine.Agent, score func(string, int64)) error {
-	p, err := s.fetch(ctx, a, "GET /post", "/post", score)
-	if err != nil {
+// PreCheck checks the initialized app exactly, one request at a time,
+// negative cases included; any error fails the run.
+func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	rnd := r.Rand(0)
+	if _, err := s.index(ctx, a, true, engine.NoScore); err != nil {
 		return err
 	}
-	if p.doc.Find(`main#main form#post-form[method="post"][action="/articles"] input[name="title"]`).Length() != 1 ||
-		p.doc.Find(`main#main form#post-form textarea[name="body"]`).Length() != 1 {
-		return wrong(p.res, "html", "the page lacks form#post-form with a title input and a body textarea posting to /articles")
+	for range 2 {
+		if _, err := s.articlePage(ctx, a, 1+rnd.Int64N(s.m.in.articles()), true, engine.NoScore); err != nil {
+			return err
+		}
 	}
-	score(tagPage, 1)
+	for _, path := range []string{"/articles/0", "/articles/abc", "/articles/99999999", "/no-such-page"} {
+		endpoint := "GET /articles/{id}"
+		if !strings.HasPrefix(path, "/articles/") {
+			endpoint = "GET (unknown path)"
+		}
+		if err := expectStatus(ctx, a, endpoint, path, nil, http.StatusNotFound); err != nil {
+			return err
+		}
+	}
+	if err := s.postPage(ctx, a, engine.NoScore); err != nil {
+		return err
+	}
+	if err := preCheckInvalidPosts(ctx, a); err != nil {
+		return err
+	}
+	return s.preCheckPosts(ctx, r, a, 1+rnd.Int64N(s.m.in.articles()/2))
+}
+
+// preCheckInvalidPosts posts what the manual says the app must refuse.
+func preCheckInvalidPosts(ctx context.Context, a *engine.Agent) error {
+	bad := []struct {
+		path   string
+		form   url.Values
+		status int
+	}{
+		{"/articles", url.Values{"title": {""}, "body": {"body"}}, http.StatusBadRequest},
+		{"/articles", url.Values{"title": {"two\nlines"}, "body": {"body"}}, http.StatusBadRequest},
+		{"/articles", url.Values{"title": {"title"}, "body": {""}}, http.StatusBadRequest},
+		{"/articles", url.Values{"title": {strings.Repeat("長", 129)}, "body": {"body"}}, http.StatusBadRequest},
+		{"/articles/1/comments", url.Values{"name": {"x"}, "body": {""}}, http.StatusBadRequest},
+		{"/articles/1/comments", url.Values{"name": {strings.Repeat("名", 65)}, "body": {"body"}}, http.StatusBadRequest},
+		{"/articles/99999999/comments", url.Values{"body": {"body"}}, http.StatusNotFound},
+	}
+	for _, b := range bad {
+		endpoint := "POST /articles"
+		if b.path != "/articles" {
+			endpoint = "POST /articles/{id}/comments"
+		}
+		if err := expectStatus(ctx, a, endpoint, b.path, b.form, b.status); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// postComment posts a comment and records it in the model.
-func (s *Scenario) postComment(ctx context.Context, r *engine.Run, a *engine.Agent, article int64, name, body string) (*post, error) {
-	p := s.m.beginComment(article, name, body, r.Now())
-	path := fmt.Sprintf("/articles/%d/comments", article)
-	res, err := a.PostForm(ctx, "POST /articles/{id}/comments", path, url.Values{"name": {name}, "body": {body}})
-	if err != nil {
-		s.m.endComment(p, 0, time.Time{})
-		return nil, err
+// expectStatus sends a request that must answer status: a GET when form is
+// nil, else a POST of form.
+func expectStatus(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, status int) error {
+	var res *engine.Response
+	var err error
+	if form == nil {
+		res, err = a.Get(ctx, endpoint, path)
+	} else {
+		res, err = a.PostForm(ctx, endpoint, path, form)
 	}
-	var cid int64
-	err = res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
-		rest, ok := strings.CutPrefix(loc, path[:len(path)-len("/comments")]+"#comment-")
-		n, err := strconv.ParseInt(rest, 10, 64)
-		if !ok || err != nil || n <= s.m.in.comments() {
-			return fmt.Sprintf("expected /articles/%d#comment-NEWID with a new comment id", article)
-		}
-		cid = n
-		return ""
-	}))
 	if err != nil {
-		s.m.endComment(p, 0, time.Time{})
-		return nil, err
+		return err
 	}
-	s.m.endComment(p, cid, res.Received)
-	return p, nil
+	return res.Check(engine.Status(status))
 }
 
-// postArticle posts an article and records it in the model.
-func (s *Scenario) postArticle(ctx context.Context, r *engine.Run, a *engine.Agent, title, body string) (*post, error) {
-	p := s.m.beginArticle(title, body, r.Now())
-	res, err := a.PostForm(ctx, "POST /articles", "/articles", url.Values{"title": {title}, "body": {body}})
+// preCheckPosts posts a comment with an empty name and markup-like text on
+// the old article old, then an article and a named comment on it: each must
+// show exactly.
+func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.Agent, old int64) error {
+	c, err := s.postComment(ctx, r, a, old, "", "pre-check <b>bold?</b> & \"quotes\"\nsecond line 二行目")
 	if err != nil {
-		s.m.endArticle(p, 0, time.Time{})
-		return nil, err
+		return err
 	}
-	var id int64
-	err = res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
-		rest, ok := strings.CutPrefix(loc, "/articles/")
-		n, err := strconv.ParseInt(rest, 10, 64)
-		if !ok || err != nil || n <= s.m.in.articles() {
-			return "expected /articles/NEWID with a new article id"
+	if !r.SleepUntil(ctx, c.received.Add(Freshness)) {
+		return ctx.Err()
+	}
+	if _, err := s.articlePage(ctx, a, old, true, engine.NoScore); err != nil {
+		return err
+	}
+	art, err := s.postArticle(ctx, r, a, "pre-check 記事 <title> & more", "first line\n二行目 <br> is text\nthird")
+	if err != nil {
+		return err
+	}
+	if _, err := s.postComment(ctx, r, a, art.id, "checker 検査", "a named comment"); err != nil {
+		return err
+	}
+	if !r.Sleep(ctx, Freshness) {
+		return ctx.Err()
+	}
+	if _, err := s.index(ctx, a, true, engine.NoScore); err != nil {
+		return err
+	}
+	_, err = s.articlePage(ctx, a, art.id, true, engine.NoScore)
+	return err
+}
+
+// FinalCheck checks the end state: /, the newest articles, and a sample of
+// the articles commented during the run, every text compared.
+func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	if _, err := s.index(ctx, a, true, engine.NoScore); err != nil {
+		return err
+	}
+	ids := s.m.commentedArticles()
+	rnd := r.Rand(1)
+	rnd.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	ids = append(ids[:min(len(ids), finalCheckArticles)], s.m.newestKnownArticles(5)...)
+	for _, id := range ids {
+		if _, err := s.articlePage(ctx, a, id, true, engine.NoScore); err != nil {
+			return err
 		}
-		id = n
-		return ""
-	}))
-	if err != nil {
-		s.m.endArticle(p, 0, time.Time{})
-		return nil, err
 	}
-	s.m.endArticle(p, id, res.Received)
-	return p, nil
+	return nil
 }

@@ -2,9 +2,11 @@ package blog
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,32 +27,31 @@ func role(id int) string {
 
 // User plays one session of a virtual user.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	score := func(tag string, n int64) { u.ScoreN(tag, n) }
 	full := func() bool { return u.Rand.Float64() < fullCheckShare }
 	think := func() bool { return u.Think(ctx, thinkMin, thinkMax) }
 	switch role(u.ID) {
 	case "writer":
-		return s.writer(ctx, r, u, score, full, think)
+		return s.writer(ctx, r, u, full, think)
 	case "commenter":
-		return s.commenter(ctx, r, u, score, full, think)
+		return s.commenter(ctx, r, u, full, think)
 	}
-	return s.browser(ctx, u, score, full, think)
+	return s.browser(ctx, u, full, think)
 }
 
 // browser opens /, follows a link from it or from the sidebar, and now and
 // then opens an old article.
-func (s *Scenario) browser(ctx context.Context, u *engine.User, score func(string, int64), full func() bool, think func() bool) error {
-	p, err := s.index(ctx, u.Agent, full(), score)
+func (s *Scenario) browser(ctx context.Context, u *engine.User, full func() bool, think func() bool) error {
+	p, err := s.index(ctx, u.Agent, full(), u)
 	if err != nil || !think() {
 		return err
 	}
 	next := pickLink(u.Rand, p)
-	if _, err := s.articlePage(ctx, u.Agent, next, full(), score); err != nil || !think() {
+	if _, err := s.articlePage(ctx, u.Agent, next, full(), u); err != nil || !think() {
 		return err
 	}
 	if u.Rand.IntN(3) == 0 {
 		old := 1 + u.Rand.Int64N(s.m.in.articles())
-		if _, err := s.articlePage(ctx, u.Agent, old, full(), score); err != nil {
+		if _, err := s.articlePage(ctx, u.Agent, old, full(), u); err != nil {
 			return err
 		}
 		think()
@@ -60,7 +61,7 @@ func (s *Scenario) browser(ctx context.Context, u *engine.User, score func(strin
 
 // pickLink picks an article from the sidebar or from /'s list.
 func pickLink(rnd *rand.Rand, p *page) int64 {
-	if ids := p.doc.Find("section#articles article.article"); ids.Length() > 0 && rnd.IntN(2) == 0 {
+	if ids := p.listed(); ids.Length() > 0 && rnd.IntN(2) == 0 {
 		if e, ok := parseEntry(ids.Eq(rnd.IntN(ids.Length()))); ok {
 			return e.id
 		}
@@ -71,10 +72,10 @@ func pickLink(rnd *rand.Rand, p *page) int64 {
 // commenter reads an article (mostly a recently commented one), comments on
 // it, and between 1 and 3 seconds after the 303 checks that the comment is
 // on the article's page and that another page's sidebar accounts for it.
-func (s *Scenario) commenter(ctx context.Context, r *engine.Run, u *engine.User, score func(string, int64), full func() bool, think func() bool) error {
+func (s *Scenario) commenter(ctx context.Context, r *engine.Run, u *engine.User, full func() bool, think func() bool) error {
 	var article int64
 	if u.Rand.IntN(10) < 7 {
-		p, err := s.index(ctx, u.Agent, full(), score)
+		p, err := s.index(ctx, u.Agent, full(), u)
 		if err != nil || !think() {
 			return err
 		}
@@ -82,7 +83,7 @@ func (s *Scenario) commenter(ctx context.Context, r *engine.Run, u *engine.User,
 	} else {
 		article = 1 + u.Rand.Int64N(s.m.in.articles())
 	}
-	if _, err := s.articlePage(ctx, u.Agent, article, full(), score); err != nil || !think() {
+	if _, err := s.articlePage(ctx, u.Agent, article, full(), u); err != nil || !think() {
 		return err
 	}
 	name := ""
@@ -93,17 +94,17 @@ func (s *Scenario) commenter(ctx context.Context, r *engine.Run, u *engine.User,
 	if err != nil {
 		return err
 	}
-	score(tagComment, 1)
+	u.Score(tagComment)
 	if !waitToCheck(ctx, r, u, c.received) {
 		return nil
 	}
-	if _, err := s.articlePage(ctx, u.Agent, article, true, score); err != nil {
+	if _, err := s.articlePage(ctx, u.Agent, article, true, u); err != nil {
 		return err
 	}
 	if u.Rand.IntN(2) == 0 {
-		_, err = s.index(ctx, u.Agent, full(), score)
+		_, err = s.index(ctx, u.Agent, full(), u)
 	} else {
-		_, err = s.articlePage(ctx, u.Agent, 1+u.Rand.Int64N(s.m.in.articles()), full(), score)
+		_, err = s.articlePage(ctx, u.Agent, 1+u.Rand.Int64N(s.m.in.articles()), full(), u)
 	}
 	if err != nil {
 		return err
@@ -114,22 +115,22 @@ func (s *Scenario) commenter(ctx context.Context, r *engine.Run, u *engine.User,
 
 // writer opens the form, posts an article, and between 1 and 3 seconds
 // after the 303 checks / and the article's page.
-func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, score func(string, int64), full func() bool, think func() bool) error {
-	if err := s.postPage(ctx, u.Agent, score); err != nil || !think() {
+func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, full func() bool, think func() bool) error {
+	if err := s.postPage(ctx, u.Agent, u); err != nil || !think() {
 		return err
 	}
 	a, err := s.postArticle(ctx, r, u.Agent, text(u.Rand, 8, 40, false), text(u.Rand, 100, 1000, true))
 	if err != nil {
 		return err
 	}
-	score(tagArticle, 1)
+	u.Score(tagArticle)
 	if !waitToCheck(ctx, r, u, a.received) {
 		return nil
 	}
-	if _, err := s.index(ctx, u.Agent, true, score); err != nil {
+	if _, err := s.index(ctx, u.Agent, true, u); err != nil {
 		return err
 	}
-	if _, err := s.articlePage(ctx, u.Agent, a.id, true, score); err != nil {
+	if _, err := s.articlePage(ctx, u.Agent, a.id, true, u); err != nil {
 		return err
 	}
 	think()
@@ -143,116 +144,117 @@ func waitToCheck(ctx context.Context, r *engine.Run, u *engine.User, received ti
 	return r.SleepUntil(ctx, at)
 }
 
-// PreCheck checks the initialized app exactly, one request at a time,
-// negative cases included; any error fails the run.
-func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
-	a := r.NewAgent()
-	defer a.Close()
-	rnd := r.Rand(0)
-	none := func(string, int64) {}
-	if _, err := s.index(ctx, a, true, none); err != nil {
-		return err
-	}
-	for range 2 {
-		if _, err := s.articlePage(ctx, a, 1+rnd.Int64N(s.m.in.articles()), true, none); err != nil {
-			return err
-		}
-	}
-	for _, path := range []string{"/articles/0", "/articles/abc", "/articles/99999999", "/no-such-page"} {
-		endpoint := "GET /articles/{id}"
-		if !strings.HasPrefix(path, "/articles/") {
-			endpoint = "GET (unknown path)"
-		}
-		res, err := a.Get(ctx, endpoint, path)
-		if err != nil {
-			return err
-		}
-		if err := res.Check(engine.Status(http.StatusNotFound)); err != nil {
-			return err
-		}
-	}
-	if err := s.postPage(ctx, a, none); err != nil {
-		return err
-	}
-	bad := []struct {
-		path   string
-		form   url.Values
-		status int
-	}{
-		{"/articles", url.Values{"title": {""}, "body": {"body"}}, http.StatusBadRequest},
-		{"/articles", url.Values{"title": {"two\nlines"}, "body": {"body"}}, http.StatusBadRequest},
-		{"/articles", url.Values{"title": {"title"}, "body": {""}}, http.StatusBadRequest},
-		{"/articles", url.Values{"title": {strings.Repeat("長", 129)}, "body": {"body"}}, http.StatusBadRequest},
-		{"/articles/1/comments", url.Values{"name": {"x"}, "body": {""}}, http.StatusBadRequest},
-		{"/articles/1/comments", url.Values{"name": {strings.Repeat("名", 65)}, "body": {"body"}}, http.StatusBadRequest},
-		{"/articles/99999999/comments", url.Values{"body": {"body"}}, http.StatusNotFound},
-	}
-	for _, b := range bad {
-		endpoint := "POST /articles"
-		if b.path != endpoint[len("POST "):] {
-			endpoint = "POST /articles/{id}/comments"
-		}
-		res, err := a.PostForm(ctx, endpoint, b.path, b.form)
-		if err != nil {
-			return err
-		}
-		if err := res.Check(engine.Status(b.status)); err != nil {
-			return err
-		}
-	}
-	// A comment with an empty name and markup-like text on an old article,
-	// then an article and a named comment on it: each must show exactly.
-	old := 1 + rnd.Int64N(s.m.in.articles()/2)
-	c, err := s.postComment(ctx, r, a, old, "", "pre-check <b>bold?</b> & \"quotes\"\nsecond line 二行目")
+// fetch loads a page as a browser does: the HTML, its checks, its assets.
+// It scores the assets fetched.
+func (s *Scenario) fetch(ctx context.Context, a *engine.Agent, endpoint, path string, sc engine.Scorer) (*page, error) {
+	res, err := a.Get(ctx, endpoint, path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if !r.SleepUntil(ctx, c.received.Add(Freshness)) {
-		return ctx.Err()
-	}
-	if _, err := s.articlePage(ctx, a, old, true, none); err != nil {
-		return err
-	}
-	art, err := s.postArticle(ctx, r, a, "pre-check 記事 <title> & more", "first line\n二行目 <br> is text\nthird")
+	p, err := parsePage(res)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, err := s.postComment(ctx, r, a, art.id, "checker 検査", "a named comment"); err != nil {
-		return err
+	if err := s.m.checkSidebar(p); err != nil {
+		return nil, err
 	}
-	if !r.Sleep(ctx, Freshness) {
-		return ctx.Err()
+	fetched, err := a.FetchAssets(ctx, res)
+	if err != nil {
+		return nil, err
 	}
-	if _, err := s.index(ctx, a, true, none); err != nil {
-		return err
-	}
-	_, err = s.articlePage(ctx, a, art.id, true, none)
-	return err
+	sc.ScoreN(tagAsset, int64(fetched))
+	return p, nil
 }
 
-// FinalCheck checks the end state: /, the newest articles, and a sample of
-// the articles commented during the run, every text compared.
-func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
-	a := r.NewAgent()
-	defer a.Close()
-	none := func(string, int64) {}
-	if _, err := s.index(ctx, a, true, none); err != nil {
+// index loads and checks / ; full compares every text.
+func (s *Scenario) index(ctx context.Context, a *engine.Agent, full bool, sc engine.Scorer) (*page, error) {
+	p, err := s.fetch(ctx, a, "GET /", "/", sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.m.checkIndex(p, full); err != nil {
+		return nil, err
+	}
+	sc.Score(tagPage)
+	return p, nil
+}
+
+// articlePage loads and checks article id's page; full compares every text.
+func (s *Scenario) articlePage(ctx context.Context, a *engine.Agent, id int64, full bool, sc engine.Scorer) (*page, error) {
+	p, err := s.fetch(ctx, a, "GET /articles/{id}", "/articles/"+strconv.FormatInt(id, 10), sc)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.m.checkArticle(p, id, full); err != nil {
+		return nil, err
+	}
+	sc.Score(tagPage)
+	return p, nil
+}
+
+// postPage loads and checks /post, the form to post an article.
+func (s *Scenario) postPage(ctx context.Context, a *engine.Agent, sc engine.Scorer) error {
+	p, err := s.fetch(ctx, a, "GET /post", "/post", sc)
+	if err != nil {
 		return err
 	}
-	ids := s.m.commentedArticles()
-	rnd := r.Rand(1)
-	rnd.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
-	ids = append(ids[:min(len(ids), finalCheckArticles)], s.m.newestKnownArticles(5)...)
-	for _, id := range ids {
-		if _, err := s.articlePage(ctx, a, id, true, none); err != nil {
-			return err
-		}
+	if err := parsePostForm(p); err != nil {
+		return err
 	}
+	sc.Score(tagPage)
 	return nil
 }
 
-// finalCheckArticles is how many commented articles the final check reads.
-const finalCheckArticles = 20
+// postComment posts a comment and records it in the model.
+func (s *Scenario) postComment(ctx context.Context, r *engine.Run, a *engine.Agent, article int64, name, body string) (*post, error) {
+	p := s.m.beginComment(article, name, body, r.Now())
+	cid, received, err := postForNewID(ctx, a, "POST /articles/{id}/comments", fmt.Sprintf("/articles/%d/comments", article),
+		url.Values{"name": {name}, "body": {body}}, fmt.Sprintf("/articles/%d#comment-", article), s.m.in.comments(),
+		fmt.Sprintf("expected /articles/%d#comment-NEWID with a new comment id", article))
+	s.m.endComment(p, cid, received)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// postArticle posts an article and records it in the model.
+func (s *Scenario) postArticle(ctx context.Context, r *engine.Run, a *engine.Agent, title, body string) (*post, error) {
+	p := s.m.beginArticle(title, body, r.Now())
+	id, received, err := postForNewID(ctx, a, "POST /articles", "/articles",
+		url.Values{"title": {title}, "body": {body}}, "/articles/", s.m.in.articles(),
+		"expected /articles/NEWID with a new article id")
+	s.m.endArticle(p, id, received)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// postForNewID posts form to path, which must answer 303 to prefix followed
+// by a new id, above last (the initial data's highest); want is the message
+// for any other answer. It returns the new id and when the answer came, or
+// 0 and the zero time with the error.
+func postForNewID(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, prefix string, last int64, want string) (int64, time.Time, error) {
+	res, err := a.PostForm(ctx, endpoint, path, form)
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	var id int64
+	err = res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
+		rest, ok := strings.CutPrefix(loc, prefix)
+		n, err := strconv.ParseInt(rest, 10, 64)
+		if !ok || err != nil || n <= last {
+			return want
+		}
+		id = n
+		return ""
+	}))
+	if err != nil {
+		return 0, time.Time{}, err
+	}
+	return id, res.Received, nil
+}
 
 // Words for the text users post: Japanese, English, and characters that
 // must be escaped.

@@ -9,14 +9,11 @@
 package data
 
 import (
-	"bufio"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"math/bits"
-	"math/rand/v2"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -48,9 +45,6 @@ const logSpan = 28 * 24 * 60 * 60
 
 // MaxUsers is the most users a Config may have: logins have seven digits.
 const MaxUsers = 9_999_999
-
-// rowsPerInsert is the most rows one INSERT statement of the dump holds.
-const rowsPerInsert = 500
 
 // Config says which data to generate.
 type Config struct {
@@ -121,13 +115,13 @@ func (c Config) User(id int64) User {
 	if id < 1 || id > int64(c.Users) {
 		panic(fmt.Sprintf("bank data: user id %d out of range [1, %d]", id, c.Users))
 	}
-	g := c.stream(kindUser, uint64(id))
+	g := datagen.Stream(c.Seed, kindUser, uint64(id))
 	home, addrs := userAddrs(g) // the first draws: see c.addrs
-	pw := make([]byte, 8+g.intn(5))
+	pw := make([]byte, 8+g.Intn(5))
 	for i := range pw {
-		pw[i] = passwordChars[g.intn(len(passwordChars))]
+		pw[i] = passwordChars[g.Intn(len(passwordChars))]
 	}
-	salt := fmt.Sprintf("%016x", g.src.Uint64())
+	salt := fmt.Sprintf("%016x", g.Uint64())
 	return User{
 		ID:       id,
 		Login:    Login(id),
@@ -141,17 +135,17 @@ func (c Config) User(id int64) User {
 
 // addrs returns user id's two addresses as numbers, from the first draws of its stream, without the rest of it.
 func (c Config) addrs(id int64) [2]uint32 {
-	_, a := userAddrs(c.stream(kindUser, uint64(id)))
+	_, a := userAddrs(datagen.Stream(c.Seed, kindUser, uint64(id)))
 	return [2]uint32{addrNum(a[0]), addrNum(a[1])}
 }
 
 // userAddrs makes a user's first draws: its home /24 and its two addresses there. Six users in ten always use the
 // same address; the others have a second one (a phone, a new DHCP lease).
-func userAddrs(g gen) (netip.Prefix, [2]netip.Addr) {
-	b, cc := byte(g.intn(256)), byte(g.intn(256))
-	h1 := byte(1 + g.intn(254))
-	h2 := byte(1 + g.intn(254))
-	if g.intn(10) < 6 {
+func userAddrs(g datagen.Gen) (netip.Prefix, [2]netip.Addr) {
+	b, cc := byte(g.Intn(256)), byte(g.Intn(256))
+	h1 := byte(1 + g.Intn(254))
+	h2 := byte(1 + g.Intn(254))
+	if g.Intn(10) < 6 {
 		h2 = h1
 	}
 	home := netip.PrefixFrom(netip.AddrFrom4([4]byte{10, b, cc, 0}), 24)
@@ -283,7 +277,7 @@ func (c Config) entries() ([]entry, error) {
 		return nil, err
 	}
 	n := c.LogRows
-	g := c.stream(kindLog, 0)
+	g := datagen.Stream(c.Seed, kindLog, 0)
 	span := int64(n) * unit
 	plan := make([]attempt, 0, n)
 	add := func(pos int64, user, other int32, ip uint32, right bool) {
@@ -299,11 +293,11 @@ func (c Config) entries() ([]entry, error) {
 	var tails []tail
 	for u := 1; u <= c.Users; u++ {
 		var fails int
-		switch r := g.intn(1000); {
+		switch r := g.Intn(1000); {
 		case r < lockTailRate:
-			fails = LockThreshold + g.intn(4)
+			fails = LockThreshold + g.Intn(4)
 		case r < lockTailRate+nearTailRate:
-			fails = 1 + g.intn(LockThreshold-1)
+			fails = 1 + g.Intn(LockThreshold-1)
 		default:
 			continue
 		}
@@ -317,14 +311,14 @@ func (c Config) entries() ([]entry, error) {
 	banned, near := n*bannedPer4000/4000, n*nearPer4000/4000
 	attackers := make([]int, 0, banned+near) // attempts per attacker, in a random order
 	for i := 0; i < banned+near; i++ {
-		k := 1 + g.intn(BanThreshold-1)
+		k := 1 + g.Intn(BanThreshold-1)
 		if i < banned {
-			k = BanThreshold + g.intn(31)
+			k = BanThreshold + g.Intn(31)
 		}
 		attackers = append(attackers, k)
 	}
 	for i := len(attackers) - 1; i > 0; i-- {
-		j := g.intn(i + 1)
+		j := g.Intn(i + 1)
 		attackers[i], attackers[j] = attackers[j], attackers[i]
 	}
 	nets := attackerNets(g, 1+len(attackers)/40)
@@ -334,22 +328,22 @@ func (c Config) entries() ([]entry, error) {
 		}
 		budget -= k
 		ip := nets[i%len(nets)] | uint32(1+(i/len(nets)*97+int(nets[i%len(nets)]>>8&0xff))%254)
-		pos := g.int63n(max(span, 1))
+		pos := g.Int63n(max(span, 1))
 		for k > 0 {
 			var user, other int32
 			tries := 1
-			switch r := g.intn(100); {
+			switch r := g.Intn(100); {
 			case r < unknownShare:
 				other = c.drawUnknown(g)
 			case r < unknownShare+stuffShare:
-				user = int32(1 + g.intn(c.Users))
+				user = int32(1 + g.Intn(c.Users))
 			default:
-				user = int32(1 + g.intn(c.Users))
-				tries = min(k, LockThreshold+g.intn(3))
+				user = int32(1 + g.Intn(c.Users))
+				tries = min(k, LockThreshold+g.Intn(3))
 			}
 			for ; tries > 0; tries-- {
 				add(pos, user, other, ip, false)
-				pos += unit/2 + g.int63n(unit*3/2)
+				pos += unit/2 + g.Int63n(unit*3/2)
 				k--
 			}
 		}
@@ -362,9 +356,9 @@ func (c Config) entries() ([]entry, error) {
 	}
 	rest := n - (n/2 - budget) // every row that is not a special attempt, tails included
 	for rest > 0 {
-		u := 1 + g.intn(c.Users)
+		u := 1 + g.Intn(c.Users)
 		typos := 0
-		switch r := g.intn(100); {
+		switch r := g.Intn(100); {
 		case r < typo2Share:
 			typos = 2
 		case r < typo2Share+typo1Share:
@@ -372,12 +366,12 @@ func (c Config) entries() ([]entry, error) {
 		}
 		typos = min(typos, rest-1)
 		addrs := c.addrs(int64(u))
-		ip := addrs[g.intn(2)]
-		pos := g.int63n(max(span, 1))
+		ip := addrs[g.Intn(2)]
+		pos := g.Int63n(max(span, 1))
 		for i := 0; i <= typos; i++ {
 			add(pos, int32(u), 0, ip, i == typos)
 			last[u] = max(last[u], pos)
-			pos += unit + g.int63n(unit*3)
+			pos += unit + g.Int63n(unit*3)
 		}
 		rest -= typos + 1
 	}
@@ -386,12 +380,12 @@ func (c Config) entries() ([]entry, error) {
 		if lo >= span {
 			lo = max(span-1, 0)
 		}
-		pos := lo + g.int63n(max(span-lo, 1))
+		pos := lo + g.Int63n(max(span-lo, 1))
 		addrs := c.addrs(int64(t.user))
-		ip := addrs[g.intn(2)]
+		ip := addrs[g.Intn(2)]
 		for i := 0; i < t.fails; i++ {
 			add(pos, t.user, 0, ip, false)
-			pos += unit + g.int63n(unit*3)
+			pos += unit + g.Int63n(unit*3)
 		}
 	}
 	if len(plan) != n {
@@ -421,7 +415,7 @@ func (c Config) entries() ([]entry, error) {
 			ipFails[a.ip]++
 		}
 		entries[i] = entry{
-			created: start + int64(i)*step + g.int63n(step),
+			created: start + int64(i)*step + g.Int63n(step),
 			user:    a.user,
 			other:   a.other,
 			ip:      a.ip,
@@ -432,20 +426,20 @@ func (c Config) entries() ([]entry, error) {
 }
 
 // drawUnknown draws an unknown login: a common one, or a user id past c.Users.
-func (c Config) drawUnknown(g gen) int32 {
+func (c Config) drawUnknown(g datagen.Gen) int32 {
 	room := min(MaxUsers-c.Users, 100000)
-	if room == 0 || g.intn(100) < 60 {
-		return int32(g.intn(len(commonLogins)))
+	if room == 0 || g.Intn(100) < 60 {
+		return int32(g.Intn(len(commonLogins)))
 	}
-	return int32(len(commonLogins) + g.intn(room))
+	return int32(len(commonLogins) + g.Intn(room))
 }
 
 // attackerNets draws k distinct /24 networks in 172.16.0.0/12, as the numbers of their first address.
-func attackerNets(g gen, k int) []uint32 {
+func attackerNets(g datagen.Gen, k int) []uint32 {
 	nets := make([]uint32, 0, k)
 	seen := map[uint32]bool{}
 	for len(nets) < k {
-		n := uint32(172)<<24 | uint32(16+g.intn(16))<<16 | uint32(g.intn(256))<<8
+		n := uint32(172)<<24 | uint32(16+g.Intn(16))<<16 | uint32(g.Intn(256))<<8
 		if !seen[n] {
 			seen[n] = true
 			nets = append(nets, n)
@@ -538,68 +532,49 @@ func (c Config) WriteSQL(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.WriteString(c.header())
-	bw.WriteByte('\n')
-	var buf []byte
+	sw := datagen.NewSQLWriter(w, c.header())
+	sw.Table("INSERT INTO users (id, login, password_hash, salt) VALUES", int64(c.Users))
 	for id := int64(1); id <= int64(c.Users); id++ {
-		if (id-1)%rowsPerInsert == 0 {
-			bw.WriteString("INSERT INTO users (id, login, password_hash, salt) VALUES\n")
-		}
 		u := c.User(id)
-		buf = append(buf[:0], '(')
-		buf = strconv.AppendInt(buf, id, 10)
-		buf = append(buf, ",'"...)
-		buf = append(buf, u.Login...)
-		buf = append(buf, "','"...)
-		buf = append(buf, u.PassHash...)
-		buf = append(buf, "','"...)
-		buf = append(buf, u.Salt...)
-		buf = append(buf, "')"...)
-		buf = appendRowEnd(buf, id, int64(c.Users))
-		if _, err := bw.Write(buf); err != nil {
+		row := append(sw.Buf(), '(')
+		row = strconv.AppendInt(row, id, 10)
+		row = append(row, ',')
+		row = datagen.AppendQuoted(row, u.Login)
+		row = append(row, ',')
+		row = datagen.AppendQuoted(row, u.PassHash)
+		row = append(row, ',')
+		row = datagen.AppendQuoted(row, u.Salt)
+		if err := sw.Row(append(row, ')')); err != nil {
 			return err
 		}
 	}
+	sw.Table("INSERT INTO login_log (id, created_at, user_id, login, ip, succeeded) VALUES", int64(len(entries)))
 	for i, e := range entries {
-		id := int64(i + 1)
-		if (id-1)%rowsPerInsert == 0 {
-			bw.WriteString("INSERT INTO login_log (id, created_at, user_id, login, ip, succeeded) VALUES\n")
-		}
-		buf = append(buf[:0], '(')
-		buf = strconv.AppendInt(buf, id, 10)
-		buf = append(buf, ",'"...)
-		buf = time.Unix(e.created, 0).UTC().AppendFormat(buf, TimeFormat)
-		buf = append(buf, "',"...)
+		row := append(sw.Buf(), '(')
+		row = strconv.AppendInt(row, int64(i+1), 10)
+		row = append(row, ",'"...)
+		row = time.Unix(e.created, 0).UTC().AppendFormat(row, TimeFormat)
+		row = append(row, "',"...)
 		if e.user > 0 {
-			buf = strconv.AppendInt(buf, int64(e.user), 10)
-			buf = append(buf, ",'"...)
-			buf = appendLogin(buf, int64(e.user))
+			row = strconv.AppendInt(row, int64(e.user), 10)
+			row = append(row, ",'"...)
+			row = appendLogin(row, int64(e.user))
 		} else {
-			buf = append(buf, "NULL,'"...)
-			buf = append(buf, c.unknownLogin(e.other)...)
+			row = append(row, "NULL,'"...)
+			row = append(row, c.unknownLogin(e.other)...)
 		}
-		buf = append(buf, "','"...)
-		buf = appendAddr(buf, e.ip)
+		row = append(row, "','"...)
+		row = appendAddr(row, e.ip)
 		if e.ok {
-			buf = append(buf, "',1)"...)
+			row = append(row, "',1)"...)
 		} else {
-			buf = append(buf, "',0)"...)
+			row = append(row, "',0)"...)
 		}
-		buf = appendRowEnd(buf, id, int64(len(entries)))
-		if _, err := bw.Write(buf); err != nil {
+		if err := sw.Row(row); err != nil {
 			return err
 		}
 	}
-	return bw.Flush()
-}
-
-// appendRowEnd ends row id of n: ";\n" after the last row of a statement, ",\n" otherwise.
-func appendRowEnd(buf []byte, id, n int64) []byte {
-	if id%rowsPerInsert == 0 || id == n {
-		return append(buf, ";\n"...)
-	}
-	return append(buf, ",\n"...)
+	return sw.Close()
 }
 
 // EnsureSQL writes c's dump to path unless a file there already starts with the same header line (same version,
@@ -610,33 +585,4 @@ func EnsureSQL(path string, c Config) (bool, error) {
 		return false, err
 	}
 	return datagen.Ensure(path, c.header(), c.WriteSQL)
-}
-
-// gen draws from one stream.
-type gen struct {
-	src *rand.PCG
-}
-
-// stream returns the stream of item id of the given kind.
-func (c Config) stream(kind, id uint64) gen {
-	return gen{rand.NewPCG(mix(c.Seed^kind), mix(id+mix(kind)))}
-}
-
-// mix is the SplitMix64 finalizer: it spreads nearby seeds far apart.
-func mix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-// intn returns a number in [0, n), for n >= 1. It reduces the stream's output itself rather than through
-// rand.Rand, so the data depends only on the PCG algorithm and not on how a Go release implements IntN.
-func (g gen) intn(n int) int {
-	return int(g.int63n(int64(n)))
-}
-
-func (g gen) int63n(n int64) int64 {
-	hi, _ := bits.Mul64(g.src.Uint64(), uint64(n))
-	return int64(hi)
 }

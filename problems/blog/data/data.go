@@ -7,12 +7,9 @@
 package data
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -55,9 +52,6 @@ const (
 	recentShare    = 70
 	recentArticles = 100
 )
-
-// rowsPerInsert is the most rows one INSERT statement of the dump holds.
-const rowsPerInsert = 500
 
 // base is the time of "article 0": article i is created in [base + i*20min, base + (i+1)*20min).
 var base = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
@@ -103,7 +97,7 @@ func (c Config) Article(id int64) Article {
 		panic(fmt.Sprintf("blog data: article id %d out of range [1, %d]", id, c.Articles))
 	}
 	g := c.stream(kindArticle, id)
-	created := articleTime(id, g.intn(articleInterval)) // first draw: see articleJitter
+	created := articleTime(id, g.Intn(articleInterval)) // first draw: see articleJitter
 	return Article{
 		ID:        id,
 		Title:     g.text(titleMinLen, titleMaxLen, false),
@@ -124,7 +118,7 @@ func (c Config) Comment(id int64) Comment {
 	g := c.stream(kindComment, id)
 	created, articleID := c.commentPlace(g, id)
 	name := ""
-	if g.intn(2) == 1 {
+	if g.Intn(2) == 1 {
 		name = g.nickname()
 	}
 	return Comment{
@@ -148,13 +142,13 @@ func (c Config) CommentArticle(id int64) int64 {
 
 // commentPlace makes comment id's first draws from its stream g: its creation time (Unix seconds) and its article.
 func (c Config) commentPlace(g gen, id int64) (int64, int64) {
-	created := c.commentBase() + id*commentInterval + int64(g.intn(commentInterval))
+	created := c.commentBase() + id*commentInterval + int64(g.Intn(commentInterval))
 	n := c.articlesBefore(created)
-	if g.intn(100) < recentShare {
+	if g.Intn(100) < recentShare {
 		lo := max(1, n-recentArticles+1)
-		return created, lo + int64(g.intn(int(n-lo+1)))
+		return created, lo + int64(g.Intn(int(n-lo+1)))
 	}
-	return created, 1 + int64(g.intn(int(n)))
+	return created, 1 + int64(g.Intn(int(n)))
 }
 
 // articleTime is the creation time, in Unix seconds, of article id with the given jitter.
@@ -165,8 +159,7 @@ func articleTime(id int64, jitter int) int64 {
 // articleJitter returns the first draw of article id's stream, which is its creation time's jitter, without
 // generating its text.
 func (c Config) articleJitter(id int64) int {
-	g := c.stream(kindArticle, id)
-	return g.intn(articleInterval)
+	return c.stream(kindArticle, id).Intn(articleInterval)
 }
 
 // commentBase is the time comment 0 would be created at: one hour after article 1.
@@ -205,66 +198,49 @@ func (c Config) WriteSQL(w io.Writer) error {
 	if c.Comments > 0 && c.Articles < 1 {
 		return errors.New("blog data: comments need at least one article")
 	}
-	bw := bufio.NewWriterSize(w, 1<<16)
-	bw.WriteString(c.header())
-	bw.WriteByte('\n')
-	var buf []byte
-	for id := int64(1); id <= int64(c.Articles); id++ {
-		if (id-1)%rowsPerInsert == 0 {
-			bw.WriteString("INSERT INTO article (id, title, body, created_at) VALUES\n")
-		}
-		a := c.Article(id)
-		buf = append(buf[:0], '(')
-		buf = strconv.AppendInt(buf, a.ID, 10)
-		buf = appendString(buf, a.Title)
-		buf = appendString(buf, a.Body)
-		buf = appendTime(buf, a.CreatedAt)
-		buf = append(buf, ')')
-		buf = appendRowEnd(buf, id, int64(c.Articles))
-		if _, err := bw.Write(buf); err != nil {
+	sw := datagen.NewSQLWriter(w, c.header())
+	err := writeTable(sw, "INSERT INTO article (id, title, body, created_at) VALUES", c.Articles,
+		func(row []byte, id int64) []byte {
+			a := c.Article(id)
+			row = strconv.AppendInt(append(row, '('), a.ID, 10)
+			return appendTexts(row, a.CreatedAt, a.Title, a.Body)
+		})
+	if err != nil {
+		return err
+	}
+	err = writeTable(sw, "INSERT INTO comment (id, article_id, name, body, created_at) VALUES", c.Comments,
+		func(row []byte, id int64) []byte {
+			m := c.Comment(id)
+			row = strconv.AppendInt(append(row, '('), m.ID, 10)
+			row = strconv.AppendInt(append(row, ','), m.ArticleID, 10)
+			return appendTexts(row, m.CreatedAt, m.Name, m.Body)
+		})
+	if err != nil {
+		return err
+	}
+	return sw.Close()
+}
+
+// writeTable writes rows 1..n of a table, each built by row into the writer's scratch buffer.
+func writeTable(sw *datagen.SQLWriter, insert string, n int, row func(buf []byte, id int64) []byte) error {
+	sw.Table(insert, int64(n))
+	for id := int64(1); id <= int64(n); id++ {
+		if err := sw.Row(row(sw.Buf(), id)); err != nil {
 			return err
 		}
 	}
-	for id := int64(1); id <= int64(c.Comments); id++ {
-		if (id-1)%rowsPerInsert == 0 {
-			bw.WriteString("INSERT INTO comment (id, article_id, name, body, created_at) VALUES\n")
-		}
-		m := c.Comment(id)
-		buf = append(buf[:0], '(')
-		buf = strconv.AppendInt(buf, m.ID, 10)
-		buf = append(buf, ',')
-		buf = strconv.AppendInt(buf, m.ArticleID, 10)
-		buf = appendString(buf, m.Name)
-		buf = appendString(buf, m.Body)
-		buf = appendTime(buf, m.CreatedAt)
-		buf = append(buf, ')')
-		buf = appendRowEnd(buf, id, int64(c.Comments))
-		if _, err := bw.Write(buf); err != nil {
-			return err
-		}
+	return nil
+}
+
+// appendTexts ends a row after its numbers: each text quoted, then the time quoted, then ")". The generated text
+// holds no quote or backslash, so it needs no escaping.
+func appendTexts(row []byte, created time.Time, texts ...string) []byte {
+	for _, s := range texts {
+		row = datagen.AppendQuoted(append(row, ','), s)
 	}
-	return bw.Flush()
-}
-
-// appendString appends ",'s'". The generated text holds no quote or backslash, so it needs no escaping.
-func appendString(buf []byte, s string) []byte {
-	buf = append(buf, ",'"...)
-	buf = append(buf, s...)
-	return append(buf, '\'')
-}
-
-func appendTime(buf []byte, t time.Time) []byte {
-	buf = append(buf, ",'"...)
-	buf = t.UTC().AppendFormat(buf, TimeFormat)
-	return append(buf, '\'')
-}
-
-// appendRowEnd ends row id of n: ";\n" after the last row of a statement, ",\n" otherwise.
-func appendRowEnd(buf []byte, id, n int64) []byte {
-	if id%rowsPerInsert == 0 || id == n {
-		return append(buf, ";\n"...)
-	}
-	return append(buf, ",\n"...)
+	row = append(row, ",'"...)
+	row = created.UTC().AppendFormat(row, TimeFormat)
+	return append(row, "')"...)
 }
 
 // EnsureSQL writes c's dump to path unless a file there already starts with the same header line (same version,
@@ -274,39 +250,20 @@ func EnsureSQL(path string, c Config) (bool, error) {
 	return datagen.Ensure(path, c.header(), c.WriteSQL)
 }
 
-// gen draws from one item's stream.
+// gen draws from one item's stream, with the generator's own ways to make text.
 type gen struct {
-	src *rand.PCG
+	datagen.Gen
 }
 
 // stream returns the stream of item id of the given kind.
 func (c Config) stream(kind uint64, id int64) gen {
-	return gen{rand.NewPCG(mix(c.Seed^kind), mix(uint64(id)+mix(kind)))}
-}
-
-// mix is the SplitMix64 finalizer: it spreads nearby seeds far apart.
-func mix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
-// intn returns a number in [0, n). It reduces the stream's output itself rather than through rand.Rand, so the
-// data depends only on the PCG algorithm and not on how a Go release implements IntN.
-func (g gen) intn(n int) int {
-	hi, _ := bits.Mul64(g.src.Uint64(), uint64(n))
-	return int(hi)
-}
-
-func (g gen) pick(words []string) string {
-	return words[g.intn(len(words))]
+	return gen{datagen.Stream(c.Seed, kind, uint64(id))}
 }
 
 // text returns text of min..max runes made of sentences, with line breaks between some sentences when lines is
 // true. It never starts or ends with whitespace.
 func (g gen) text(minLen, maxLen int, lines bool) string {
-	want := minLen + g.intn(maxLen-minLen+1)
+	want := minLen + g.Intn(maxLen-minLen+1)
 	var b strings.Builder
 	b.Grow(want * 3)
 	n := 0
@@ -315,7 +272,7 @@ func (g gen) text(minLen, maxLen int, lines bool) string {
 		if n >= want {
 			break
 		}
-		switch r := g.intn(100); {
+		switch r := g.Intn(100); {
 		case lines && r < 12:
 			b.WriteByte('\n')
 			n++
@@ -344,26 +301,26 @@ func (g gen) text(minLen, maxLen int, lines bool) string {
 // sentence writes one sentence and returns its length in runes.
 func (g gen) sentence(b *strings.Builder) int {
 	start := b.Len()
-	switch r := g.intn(100); {
+	switch r := g.Intn(100); {
 	case r < 65: // Japanese, with an English word now and then
-		clauses := 1 + g.intn(3)
+		clauses := 1 + g.Intn(3)
 		for i := 0; i < clauses; i++ {
 			g.noun(b)
-			b.WriteString(g.pick(particles))
-			if g.intn(3) == 0 {
+			b.WriteString(g.Pick(particles))
+			if g.Intn(3) == 0 {
 				g.noun(b)
-				b.WriteString(g.pick(particles))
+				b.WriteString(g.Pick(particles))
 			}
 			if i < clauses-1 {
 				b.WriteString("、")
 			}
 		}
-		b.WriteString(g.pick(predicates))
-		b.WriteString(g.pick(jaEndings))
+		b.WriteString(g.Pick(predicates))
+		b.WriteString(g.Pick(jaEndings))
 	case r < 85: // English
-		words := 3 + g.intn(10)
+		words := 3 + g.Intn(10)
 		for i := 0; i < words; i++ {
-			w := g.pick(asciiWords)
+			w := g.Pick(asciiWords)
 			if i == 0 {
 				w = strings.ToUpper(w[:1]) + w[1:]
 			} else {
@@ -371,28 +328,28 @@ func (g gen) sentence(b *strings.Builder) int {
 			}
 			b.WriteString(w)
 		}
-		b.WriteString(g.pick(enEndings))
+		b.WriteString(g.Pick(enEndings))
 	default: // an interjection
-		b.WriteString(g.pick(interjections))
-		b.WriteString(g.pick(shortEndings))
+		b.WriteString(g.Pick(interjections))
+		b.WriteString(g.Pick(shortEndings))
 	}
 	return utf8.RuneCountInString(b.String()[start:])
 }
 
 // noun writes a noun: kanji, katakana, hiragana or an English word set off by spaces.
 func (g gen) noun(b *strings.Builder) {
-	switch r := g.intn(100); {
+	switch r := g.Intn(100); {
 	case r < 40:
-		b.WriteString(g.pick(kanjiNouns))
+		b.WriteString(g.Pick(kanjiNouns))
 	case r < 65:
-		b.WriteString(g.pick(katakanaNouns))
+		b.WriteString(g.Pick(katakanaNouns))
 	case r < 85:
-		b.WriteString(g.pick(hiraganaNouns))
+		b.WriteString(g.Pick(hiraganaNouns))
 	default:
 		if s := b.String(); s != "" && s[len(s)-1] != ' ' && s[len(s)-1] != '\n' {
 			b.WriteByte(' ')
 		}
-		b.WriteString(g.pick(asciiWords))
+		b.WriteString(g.Pick(asciiWords))
 		b.WriteByte(' ')
 	}
 }
@@ -400,15 +357,15 @@ func (g gen) noun(b *strings.Builder) {
 // nickname returns a commenter's name of 1..20 runes, Japanese or ASCII.
 func (g gen) nickname() string {
 	var s string
-	if g.intn(2) == 0 {
-		s = g.pick(jaNicks) + g.pick(jaNickSuffixes)
+	if g.Intn(2) == 0 {
+		s = g.Pick(jaNicks) + g.Pick(jaNickSuffixes)
 	} else {
-		s = g.pick(asciiNicks)
-		switch g.intn(4) {
+		s = g.Pick(asciiNicks)
+		switch g.Intn(4) {
 		case 0:
-			s += "_" + g.pick(asciiWords)
+			s += "_" + g.Pick(asciiWords)
 		case 1:
-			s += strconv.Itoa(g.intn(1000))
+			s += strconv.Itoa(g.Intn(1000))
 		}
 	}
 	if r := []rune(s); len(r) > nameMaxLen {

@@ -1,0 +1,107 @@
+package bank
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/bank/data"
+)
+
+// parsePage checks what every HTML page has: status 200, HTML, its asset
+// tags; it returns the parsed document.
+func parsePage(res *engine.Response) (*goquery.Document, error) {
+	if err := res.Check(engine.Status(200), engine.ContentType("text/html"),
+		engine.Count(`head link[rel="stylesheet"][href="/static/css/bank.css"]`, 1),
+		engine.Count(`head script[src="/static/js/bank.js"]`, 1),
+		engine.Count(`#header img#logo[src="/static/img/logo.png"]`, 1)); err != nil {
+		return nil, err
+	}
+	return res.Document()
+}
+
+// notice is the notice on /.
+type notice struct {
+	present bool
+	reason  string // its data-reason
+	text    string // its text, trimmed
+}
+
+// parseTop parses /: a page, private to the session, with the login form;
+// it returns the notice the page shows.
+func parseTop(res *engine.Response) (notice, error) {
+	doc, err := parsePage(res)
+	if err != nil {
+		return notice{}, err
+	}
+	if err := res.Check(engine.HeaderHasToken("Cache-Control", "private"),
+		engine.Count(`main form#login-form[method="post"][action="/login"] input[name="login"]`, 1),
+		engine.Count(`main form#login-form input[name="password"][type="password"]`, 1)); err != nil {
+		return notice{}, err
+	}
+	sel := doc.Find("main p#notice")
+	return notice{
+		present: sel.Length() > 0,
+		reason:  sel.AttrOr("data-reason", ""),
+		text:    strings.TrimSpace(sel.Text()),
+	}, nil
+}
+
+// mypageFields is what /mypage shows: the user's login and its previous
+// successful login.
+type mypageFields struct {
+	login    string
+	lastIP   string
+	lastAt   string    // as shown
+	lastTime time.Time // lastAt read as a time in UTC, when lastAtOK
+	lastAtOK bool
+}
+
+// parseMypage parses /mypage: a page, private to the session.
+func parseMypage(res *engine.Response) (mypageFields, error) {
+	doc, err := parsePage(res)
+	if err != nil {
+		return mypageFields{}, err
+	}
+	if err := res.Check(engine.HeaderHasToken("Cache-Control", "private")); err != nil {
+		return mypageFields{}, err
+	}
+	f := mypageFields{
+		login:  strings.TrimSpace(doc.Find("main #login-name").Text()),
+		lastIP: strings.TrimSpace(doc.Find("main dd#last-login-ip").Text()),
+		lastAt: strings.TrimSpace(doc.Find("main dd#last-login-at").Text()),
+	}
+	t, err := time.ParseInLocation(data.TimeFormat, f.lastAt, time.UTC)
+	f.lastTime, f.lastAtOK = t, err == nil
+	return f, nil
+}
+
+// report is the JSON of /report: its two lists and whether each key is
+// there.
+type report struct {
+	bannedIPs, lockedUsers       []string
+	hasBannedIPs, hasLockedUsers bool
+}
+
+// parseReport parses /report: status 200 and a JSON object.
+func parseReport(res *engine.Response) (report, error) {
+	var got struct {
+		BannedIPs   []string `json:"banned_ips"`
+		LockedUsers []string `json:"locked_users"`
+	}
+	if err := res.Check(engine.Status(200), engine.JSON(&got)); err != nil {
+		return report{}, err
+	}
+	rep := report{bannedIPs: got.BannedIPs, lockedUsers: got.LockedUsers, hasBannedIPs: true, hasLockedUsers: true}
+	if got.BannedIPs == nil || got.LockedUsers == nil {
+		// A list may be missing, or null.
+		raw := map[string]json.RawMessage{}
+		_ = json.Unmarshal(res.Body, &raw)
+		_, rep.hasBannedIPs = raw["banned_ips"]
+		_, rep.hasLockedUsers = raw["locked_users"]
+	}
+	return rep, nil
+}

@@ -1,0 +1,72 @@
+// Package measure is what the measuring tools (make headroom, make scores)
+// share: their common flags, and one in-process run of a reference app.
+package measure
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/cli"
+	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/problems"
+)
+
+// Tool is a measuring tool's setup: its problem, the repository root, and
+// the load and seed of every run.
+type Tool struct {
+	Name     string
+	Problem  kit.Problem
+	Root     string
+	Duration time.Duration
+	Seed     uint64
+}
+
+// Setup parses the common flags (-problem, -duration, -seed), tunes the
+// runtime as the tunecon command does, and returns the tool and a context
+// that ends on Ctrl-C.
+func Setup(name string) (context.Context, context.CancelFunc, *Tool) {
+	problem := flag.String("problem", "blog", "problem to measure")
+	duration := flag.Duration("duration", engine.DefaultLoadDuration, "load duration of each run")
+	seed := flag.Uint64("seed", 1, "seed of every run")
+	flag.Parse()
+	cli.TuneRuntime()
+	t := &Tool{Name: name, Duration: *duration, Seed: *seed}
+	p, ok := problems.Lookup(*problem)
+	if !ok {
+		t.Fail(fmt.Errorf("no problem %q", *problem))
+	}
+	root, err := kit.FindRoot(".")
+	if err != nil {
+		t.Fail(err)
+	}
+	t.Problem, t.Root = p, root
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	return ctx, stop, t
+}
+
+// Try runs the reference app of lang on db ("" for the embedded store) once,
+// writes the run's summary to summary and its app's output to stderr, and
+// exits on an error that left no result.
+func (t *Tool) Try(ctx context.Context, lang, db string, summary io.Writer) *engine.Result {
+	res, err := kit.Try(ctx, t.Problem, kit.ServeConfig{Lang: lang, DB: db, Root: t.Root, Log: os.Stderr},
+		engine.WithLoadDuration(t.Duration), engine.WithSeed(t.Seed))
+	if res != nil {
+		_ = res.WriteSummary(summary)
+	}
+	if err != nil {
+		t.Fail(err)
+	}
+	return res
+}
+
+// Fail prints err under the tool's name and exits with status 1.
+func (t *Tool) Fail(err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+	os.Exit(1)
+}
