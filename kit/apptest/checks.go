@@ -1,8 +1,11 @@
 package apptest
 
 import (
+	"bytes"
+	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -64,5 +67,36 @@ func CheckManifest(t *testing.T, manifest engine.Manifest, dir, prefix string) {
 	}
 	if !maps.Equal(got, manifest) {
 		t.Errorf("%s hashes to %v, the embedded manifest says %v", dir, got, manifest)
+	}
+}
+
+// CheckEnsureSQL checks a data generator's EnsureSQL: it writes exactly what
+// WriteSQL writes for config c, only once, rewrites the file for another
+// config, and leaves no temporary file beside it.
+func CheckEnsureSQL[C any](t *testing.T, ensure func(path string, c C) (bool, error), write func(c C, w io.Writer) error, c, other C) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "sub", "initial.sql")
+	for i, want := range []bool{true, false} {
+		wrote, err := ensure(path, c)
+		if err != nil || wrote != want {
+			t.Fatalf("EnsureSQL call %d = %v, %v; want %v", i+1, wrote, err, want)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := write(c, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Error("the file differs from what WriteSQL writes")
+	}
+	if wrote, err := ensure(path, other); err != nil || !wrote {
+		t.Fatalf("EnsureSQL with another config = %v, %v; want a rewrite", wrote, err)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("files left next to the dump: %v", entries)
 	}
 }

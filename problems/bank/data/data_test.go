@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tunecon/tunecon/kit/apptest"
 )
 
 // small is big enough to cover several INSERT statements, every kind of tail and a few banned addresses.
@@ -459,31 +460,11 @@ func TestTinyConfigs(t *testing.T) {
 }
 
 func TestEnsureSQL(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "sub", "initial.sql")
 	c := Config{Seed: 1, Users: 20, LogRows: 100}
-	for i, want := range []bool{true, false} {
-		wrote, err := EnsureSQL(path, c)
-		if err != nil || wrote != want {
-			t.Fatalf("EnsureSQL call %d = %v, %v; want %v", i+1, wrote, err, want)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, dump(t, c)) {
-		t.Error("file differs from WriteSQL")
-	}
-	c.LogRows++
-	if wrote, err := EnsureSQL(path, c); err != nil || !wrote {
-		t.Fatalf("EnsureSQL with another config = %v, %v; want a rewrite", wrote, err)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Errorf("files left next to the dump: %v", entries)
-	}
-	if _, err := EnsureSQL(path, Config{}); err == nil {
+	other := c
+	other.LogRows++
+	apptest.CheckEnsureSQL(t, EnsureSQL, Config.WriteSQL, c, other)
+	if _, err := EnsureSQL(filepath.Join(t.TempDir(), "initial.sql"), Config{}); err == nil {
 		t.Error("EnsureSQL of an invalid config: no error")
 	}
 }

@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/tunecon/tunecon/kit/apptest"
 )
 
 // small is big enough to cover several INSERT statements and comments spread over many articles.
@@ -279,30 +279,10 @@ func TestStatementShape(t *testing.T) {
 }
 
 func TestEnsureSQL(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "sub", "initial.sql")
 	c := Config{Seed: 1, Articles: 20, Comments: 100}
-	for i, want := range []bool{true, false} {
-		wrote, err := EnsureSQL(path, c)
-		if err != nil || wrote != want {
-			t.Fatalf("EnsureSQL call %d = %v, %v; want %v", i+1, wrote, err, want)
-		}
-	}
-	got, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, dump(t, c)) {
-		t.Error("file differs from WriteSQL")
-	}
-	c.Comments++
-	if wrote, err := EnsureSQL(path, c); err != nil || !wrote {
-		t.Fatalf("EnsureSQL with another config = %v, %v; want a rewrite", wrote, err)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Errorf("files left next to the dump: %v", entries)
-	}
+	other := c
+	other.Comments++
+	apptest.CheckEnsureSQL(t, EnsureSQL, Config.WriteSQL, c, other)
 }
 
 func TestWordLists(t *testing.T) {
