@@ -226,14 +226,14 @@ func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header ht
 	resp, err := a.client.Do(req)
 	if err != nil {
 		a.rec.failed(endpoint)
-		return nil, a.classify(ctx, endpoint, u, err, "headers")
+		return nil, a.classify(ctx, rctx, endpoint, u, err, "headers", a.clock.Now().Sub(res.Sent))
 	}
 	data, err := readBody(resp.Body, resp.ContentLength, a.cfg.MaxBodyBytes)
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
 	if err != nil {
 		a.rec.failed(endpoint)
-		return nil, a.classify(ctx, endpoint, u, err, "body")
+		return nil, a.classify(ctx, rctx, endpoint, u, err, "body", a.clock.Now().Sub(res.Sent))
 	}
 	a.rec.request(endpoint, res.Elapsed)
 	res.StatusCode, res.Header, res.Body = resp.StatusCode, resp.Header, data
@@ -271,28 +271,38 @@ func readBody(body io.ReadCloser, length, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// classify turns a transport error into an *Error, in plain language.
-func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err error, stage string) *Error {
-	e := &Error{Request: endpoint, URL: u.String(), Detail: err, Class: ClassApplication, Code: "connection"}
+// classify turns a transport error into an *Error, in plain language: what
+// happened, and the limit it passed. The message is the same for every
+// request that failed the same way (contestants see each distinct message
+// once, with a count); the staff log's detail adds how long this request took.
+// ctx is the caller's context, rctx the request's own (with RequestTimeout);
+// stage says whether the response headers had come.
+func (a *Agent) classify(ctx, rctx context.Context, endpoint string, u *url.URL, err error, stage string, took time.Duration) *Error {
+	e := &Error{Request: endpoint, URL: u.String(), Class: ClassApplication, Code: "connection",
+		Detail: fmt.Errorf("after %s: %w", took.Round(time.Millisecond), err)}
 	var ne net.Error
 	var op *net.OpError
+	dial := errors.As(err, &op) && op.Op == "dial"
+	// Dial and header timeouts also match context.DeadlineExceeded: they are
+	// told apart first, by what timed out, not by the error's type alone.
+	timedOut := errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
 	switch {
 	case ctx.Err() != nil:
 		e.Code, e.Message, e.Detail = "cut-off", "cut off by the end of the phase", fmt.Errorf("%w: %v", ErrCutOff, err)
 	case errors.Is(err, errBodyTooLarge):
 		e.Code, e.Message = "too-large", fmt.Sprintf("response body larger than %d bytes", a.cfg.MaxBodyBytes)
-	case errors.Is(err, context.DeadlineExceeded):
-		e.Class, e.Code, e.Message = ClassTimeout, "timeout", fmt.Sprintf("no complete response within %s", a.cfg.RequestTimeout)
-	case errors.As(err, &ne) && ne.Timeout():
+	case timedOut && dial && rctx.Err() == nil:
+		e.Class, e.Code = ClassTimeout, "connect-timeout"
+		e.Message = fmt.Sprintf("could not connect within %s (is the target's listen queue full?)", a.cfg.ConnectTimeout)
+	case timedOut && rctx.Err() == context.DeadlineExceeded:
 		e.Class, e.Code = ClassTimeout, "timeout"
-		switch {
-		case errors.As(err, &op) && op.Op == "dial":
-			e.Message = fmt.Sprintf("could not connect within %s", a.cfg.ConnectTimeout)
-		case stage == "headers":
-			e.Message = fmt.Sprintf("no response within %s", a.cfg.FirstByteTimeout)
-		default:
-			e.Message = fmt.Sprintf("response body not complete within %s", a.cfg.RequestTimeout)
-		}
+		e.Message = fmt.Sprintf("no complete response within %s", a.cfg.RequestTimeout)
+	case timedOut && stage == "headers":
+		e.Class, e.Code = ClassTimeout, "timeout"
+		e.Message = fmt.Sprintf("no response headers within %s", a.cfg.FirstByteTimeout)
+	case timedOut:
+		e.Class, e.Code = ClassTimeout, "timeout"
+		e.Message = fmt.Sprintf("response body not complete within %s", a.cfg.RequestTimeout)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Message = "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

@@ -74,18 +74,29 @@ func garbage(t *testing.T) string {
 	}).String()
 }
 
+// hostile targets, with what the agent must say of each under
+// agentTimeouts: the class, the code, and the message's words (what
+// happened, and the limit it passed).
 var hostile = []struct {
 	name   string
 	target func(t *testing.T) string
 	class  engine.Class
 	code   string
+	msg    string
 }{
-	{"never answers", neverAnswers, engine.ClassTimeout, "timeout"},
-	{"drips headers a byte a second", dripsBytes, engine.ClassTimeout, "timeout"},
-	{"drips the body a byte a second", dripsBody, engine.ClassTimeout, "timeout"},
-	{"resets connections", resets, engine.ClassApplication, "connection"},
-	{"sends an endless body", endlessBody, engine.ClassApplication, "too-large"},
-	{"sends garbage instead of HTTP", garbage, engine.ClassApplication, "connection"},
+	{"never accepts a connection", neverAccepts, engine.ClassTimeout, "connect-timeout", "could not connect within 300ms"},
+	{"never answers", neverAnswers, engine.ClassTimeout, "timeout", "no response headers within 300ms"},
+	{"drips headers a byte a second", dripsBytes, engine.ClassTimeout, "timeout", "no response headers within 300ms"},
+	{"drips the body a byte a second", dripsBody, engine.ClassTimeout, "timeout", "no complete response within 700ms"},
+	{"resets connections", resets, engine.ClassApplication, "connection", "reset"},
+	{"sends an endless body", endlessBody, engine.ClassApplication, "too-large", "larger than"},
+	{"sends garbage instead of HTTP", garbage, engine.ClassApplication, "connection", "malformed"},
+}
+
+// agentTimeouts are short limits for the agent-level hostile tests.
+var agentTimeouts = engine.AgentConfig{
+	ConnectTimeout: 300 * time.Millisecond, FirstByteTimeout: 300 * time.Millisecond,
+	RequestTimeout: 700 * time.Millisecond, MaxBodyBytes: 1 << 20,
 }
 
 // TestAgentClassifiesHostileTargets checks each failure's class and code at
@@ -95,9 +106,7 @@ func TestAgentClassifiesHostileTargets(t *testing.T) {
 	for _, h := range hostile {
 		t.Run(h.name, func(t *testing.T) {
 			t.Parallel()
-			a := engine.NewAgent(mustURL(t, h.target(t)), engine.AgentConfig{
-				FirstByteTimeout: 300 * time.Millisecond, RequestTimeout: 700 * time.Millisecond, MaxBodyBytes: 1 << 20,
-			}, nil)
+			a := engine.NewAgent(mustURL(t, h.target(t)), agentTimeouts, nil)
 			defer a.Close()
 			start := time.Now()
 			_, err := a.Get(context.Background(), "GET /", "/")
@@ -111,8 +120,8 @@ func TestAgentClassifiesHostileTargets(t *testing.T) {
 			if e.Class != h.class || e.Code != h.code {
 				t.Errorf("got class %s code %s (%v), want %s %s", e.Class, e.Code, e, h.class, h.code)
 			}
-			if !strings.HasPrefix(e.Error(), "GET /: ") {
-				t.Errorf("message %q does not name the request", e.Error())
+			if !strings.HasPrefix(e.Error(), "GET /: ") || !strings.Contains(e.Message, h.msg) {
+				t.Errorf("message %q does not name the request and say %q", e.Error(), h.msg)
 			}
 		})
 	}

@@ -431,17 +431,22 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 
 	var wg sync.WaitGroup
 	next := 0
-	spawn := func(n int) {
-		for range n {
+	// spawn starts n users; with spread > 0 their first sessions start one
+	// after another across spread, as visitors arrive, rather than all at
+	// once: a thousand new users opening their connections in the same
+	// instant would overflow the target's listen queue, a fault of the
+	// benchmarker's, not of the app.
+	spawn := func(n int, spread time.Duration) {
+		for i := range n {
 			id := next
 			next++
 			wg.Add(1)
-			go r.userLoop(ctx, id, &wg)
+			go r.userLoop(ctx, id, spread*time.Duration(i)/time.Duration(n), &wg)
 		}
 		r.users.Store(int64(next))
 		r.st.setUsers(next)
 	}
-	spawn(r.policy.StartUsers)
+	spawn(r.policy.StartUsers, 0)
 	r.Logf("load: %d users", next)
 
 	var last window
@@ -467,7 +472,7 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 		ch := LoadChange{AtSeconds: r.b.clock.Now().Sub(loadStart).Seconds(), From: next, To: next + add, Cause: cause}
 		res.Load = append(res.Load, ch)
 		r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
-		spawn(add)
+		spawn(add, r.policy.Interval)
 	}
 	r.led.open.Store(false)
 	r.loadEnded.Store(true)
@@ -477,8 +482,11 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 	return nil
 }
 
-func (r *Run) userLoop(ctx context.Context, id int, wg *sync.WaitGroup) {
+func (r *Run) userLoop(ctx context.Context, id int, delay time.Duration, wg *sync.WaitGroup) {
 	defer wg.Done()
+	if !r.Sleep(ctx, delay) {
+		return
+	}
 	u := &User{Agent: r.NewAgent(), ID: id, Rand: r.Rand(1<<32 + uint64(id)), run: r}
 	defer u.Close()
 	for ctx.Err() == nil {

@@ -195,3 +195,51 @@ func TestMonitorMeasuresTheBenchmarker(t *testing.T) {
 		t.Errorf("an idle benchmarker looked busy: %+v", res.Benchmarker)
 	}
 }
+
+// TestAddedUsersArriveSpreadOut: users the controller adds start their first
+// sessions one after another across the next interval, not in one instant
+// (a burst of new connections would overflow the target's listen queue).
+func TestAddedUsersArriveSpreadOut(t *testing.T) {
+	t.Parallel()
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	var mu sync.Mutex
+	first := map[int]time.Time{}
+	p := initializer{&probe{
+		meta: engine.Meta{Load: engine.LoadPolicy{StartUsers: 2, Interval: 400 * time.Millisecond, Growth: 4}},
+		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			mu.Lock()
+			if _, ok := first[u.ID]; !ok {
+				first[u.ID] = time.Now()
+			}
+			mu.Unlock()
+			if _, err := u.Get(ctx, "GET /", "/"); err != nil {
+				return err
+			}
+			u.Think(ctx, 20*time.Millisecond, 20*time.Millisecond)
+			return nil
+		},
+	}}
+	res := engine.New(p, target, fastRun(time.Second)...).Run(context.Background())
+	if len(res.Load) == 0 || res.Load[0].To != 10 {
+		t.Fatalf("the controller did not add 8 users at its first look: %+v", res.Load)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	lo, hi := first[2], first[2]
+	for id := 2; id < 10; id++ {
+		s, ok := first[id]
+		if !ok {
+			t.Fatalf("user %d never started", id)
+		}
+		if s.Before(lo) {
+			lo = s
+		}
+		if s.After(hi) {
+			hi = s
+		}
+	}
+	// Eight users spread over 400 ms start 50 ms apart: 350 ms first to last.
+	if spread := hi.Sub(lo); spread < 200*time.Millisecond {
+		t.Errorf("the added users started within %s of each other", spread)
+	}
+}
