@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf headroom scores new-problem lint deps deps-system
+.PHONY: help build test test-go test-webapps demo perf headroom stability scores new-problem lint deps deps-system
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -49,6 +49,11 @@ perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
 
 scores: deps deps-system ## starting scores of every language and store, as a Markdown table
 	$(GO) run ./tools/scores -problem $(PROBLEM)
+
+RUNS ?= 5
+
+stability: deps ## PROBLEM's reference and tuned apps RUNS times each (seeds 1..RUNS): scores, mean, stdev, CV
+	$(GO) run ./tools/stability -problem $(PROBLEM) -runs $(RUNS)
 
 headroom: deps ## benchmark PROBLEM's reference and tuned apps side by side (spoiler)
 	$(GO) run ./tools/headroom -problem $(PROBLEM)

@@ -46,12 +46,13 @@ func runBench(ctx context.Context, p kit.Problem, target *url.URL, bf benchFlags
 		summary = env.Stderr
 	}
 	var results []*engine.Result
+	seed := bf.baseSeed(env)
 	for i := range bf.repeat {
 		if bf.repeat > 1 {
 			fmt.Fprintf(summary, "=== run %d of %d\n", i+1, bf.repeat)
 		}
 		prog := newProgress(env, bf.progress, bf.duration, i+1)
-		opts := append(bf.options(env), engine.WithStaffLog(prog.wrap(staff)), prog.option())
+		opts := append(bf.options(seed, i), engine.WithStaffLog(prog.wrap(staff)), prog.option())
 		res, err := kit.Bench(ctx, p, target, opts...)
 		if err != nil {
 			return 0, err

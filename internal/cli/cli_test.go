@@ -195,3 +195,17 @@ func TestProblemsJSONIsTheDescriptors(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatSeedStep(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.json")
+	code, out, stderr := run(t, "try", "example", "--duration", "1s", "--repeat", "2", "--seed", "5", "--seed-step", "10", "--json", path)
+	if code != cli.ExitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	var rep engine.Repeat
+	data, _ := os.ReadFile(path)
+	if err := json.Unmarshal(data, &rep); err != nil || len(rep.Runs) != 2 || rep.Runs[0].Seed != 5 || rep.Runs[1].Seed != 15 {
+		t.Errorf("repeat JSON: %v %+v", err, rep)
+	}
+}

@@ -89,6 +89,7 @@ type benchFlags struct {
 	workload int
 	seed     uint64
 	seedSet  bool
+	seedStep uint64
 	json     string
 	repeat   int
 	staffLog string
@@ -103,6 +104,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 		b.seedSet = err == nil
 		return err
 	})
+	fs.Uint64Var(&b.seedStep, "seed-step", 0, "with --repeat: run i uses seed + i × this (0: every run the same seed)")
 	fs.StringVar(&b.json, "json", "", "write the result as JSON to this file")
 	fs.IntVar(&b.repeat, "repeat", 1, "run this many times and report the score's mean, stdev and CV")
 	fs.StringVar(&b.staffLog, "staff-log", "", "write error details and load decisions to this file ('-' for stderr)")
@@ -126,14 +128,19 @@ func (b *benchFlags) check() error {
 	return nil
 }
 
-// options turns the flags into the engine's options, less the progress and
-// the staff log, which the caller adds.
-func (b *benchFlags) options(env Env) []engine.Option {
-	seed := b.seed
-	if !b.seedSet {
-		seed = engine.SeedFromTime(env.Now())
+// baseSeed is the seed of the first run: --seed, or one from the clock.
+func (b *benchFlags) baseSeed(env Env) uint64 {
+	if b.seedSet {
+		return b.seed
 	}
-	opts := []engine.Option{engine.WithLoadDuration(b.duration), engine.WithSeed(seed)}
+	return engine.SeedFromTime(env.Now())
+}
+
+// options turns the flags into the engine's options for run i (from 0) of
+// runs starting at seed base, less the progress and the staff log, which the
+// caller adds.
+func (b *benchFlags) options(base uint64, i int) []engine.Option {
+	opts := []engine.Option{engine.WithLoadDuration(b.duration), engine.WithSeed(base + uint64(i)*b.seedStep)}
 	if b.workload > 0 {
 		opts = append(opts, engine.WithWorkload(b.workload))
 	}
