@@ -61,7 +61,12 @@ type AgentConfig struct {
 	NoCache bool
 	// UserAgent overrides the stable default "tunecon-bench/<version>".
 	UserAgent string
+
+	dial Dialer // WithDialer's; nil: the network's
 }
+
+// Dialer opens a connection to the target.
+type Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 
 func (c AgentConfig) withDefaults() AgentConfig {
 	def := func(d *time.Duration, v time.Duration) {
@@ -88,9 +93,13 @@ func newTransport(c AgentConfig) *http.Transport {
 	if c.Pool == PoolShared {
 		perHost, maxConns = 100_000, 0
 	}
+	dial := c.dial
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
+	}
 	return &http.Transport{
 		Proxy:                 nil, // a benchmark never goes through the environment's proxy
-		DialContext:           (&net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		ResponseHeaderTimeout: c.FirstByteTimeout,
 		TLSHandshakeTimeout:   c.ConnectTimeout,
 		TLSClientConfig:       &tls.Config{InsecureSkipVerify: true}, // contest targets often use self-signed certificates
@@ -104,13 +113,13 @@ func newTransport(c AgentConfig) *http.Transport {
 // recorder is what an agent reports requests to.
 type recorder interface {
 	request(endpoint string, d time.Duration)
-	failed(endpoint string)
+	failed(endpoint string, took time.Duration, timeout bool)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) request(string, time.Duration) {}
-func (nopRecorder) failed(string)                 {}
+func (nopRecorder) request(string, time.Duration)      {}
+func (nopRecorder) failed(string, time.Duration, bool) {}
 
 // Agent is one virtual user's browser: its own cookie jar and cache, redirects
 // left to the scenario, gzip, timeouts, a body size cap, and asset checks
@@ -225,15 +234,13 @@ func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header ht
 	res.Sent = a.clock.Now()
 	resp, err := a.client.Do(req)
 	if err != nil {
-		a.rec.failed(endpoint)
-		return nil, a.classify(ctx, rctx, endpoint, u, err, "headers", a.clock.Now().Sub(res.Sent))
+		return nil, a.failed(ctx, rctx, endpoint, u, err, "headers", a.clock.Now().Sub(res.Sent))
 	}
 	data, err := readBody(resp.Body, resp.ContentLength, a.cfg.MaxBodyBytes)
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
 	if err != nil {
-		a.rec.failed(endpoint)
-		return nil, a.classify(ctx, rctx, endpoint, u, err, "body", a.clock.Now().Sub(res.Sent))
+		return nil, a.failed(ctx, rctx, endpoint, u, err, "body", res.Elapsed)
 	}
 	a.rec.request(endpoint, res.Elapsed)
 	res.StatusCode, res.Header, res.Body = resp.StatusCode, resp.Header, data
@@ -269,6 +276,13 @@ func readBody(body io.ReadCloser, length, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: more than %d bytes", errBodyTooLarge, limit)
 	}
 	return buf.Bytes(), nil
+}
+
+// failed classifies a request's transport error and records it.
+func (a *Agent) failed(ctx, rctx context.Context, endpoint string, u *url.URL, err error, stage string, took time.Duration) *Error {
+	e := a.classify(ctx, rctx, endpoint, u, err, stage, took)
+	a.rec.failed(endpoint, took, e.Class == ClassTimeout)
+	return e
 }
 
 // classify turns a transport error into an *Error, in plain language: what

@@ -11,10 +11,15 @@ const (
 	// DefaultWorkload is the number of users the load phase starts with.
 	DefaultWorkload = 2
 	// DefaultControlInterval is how often the controller looks at the target's health.
-	DefaultControlInterval = 5 * time.Second
-	// DefaultGrowth is the fraction of the current users added after a
-	// healthy interval (at least one user).
+	DefaultControlInterval = time.Second
+	// DefaultEvidence is how many intervals the controller watches after a
+	// change before it grows the users again or removes users for slowness.
+	DefaultEvidence = 3
+	// DefaultGrowth is the largest step up, as a fraction of the current users.
 	DefaultGrowth = 0.25
+	// DefaultBackoff is the fraction of the users removed when the target
+	// falls behind.
+	DefaultBackoff = 0.2
 	// DefaultMaxUsers caps the users of one run.
 	DefaultMaxUsers = 2000
 	// DefaultSlowRequest is the latency above which a request counts as slow.
@@ -23,17 +28,34 @@ const (
 	DefaultMaxSlowRate = 0.05
 	// DefaultMaxTimeoutRate is the fraction of timeouts a healthy interval may have.
 	DefaultMaxTimeoutRate = 0.0
+	// minStepShare is the smallest step up, as a share of Growth: the step
+	// after the target fell behind or came near a limit.
+	minStepShare = 1.0 / 16
+	// kneeShare is the share of SlowRequest the mean response time may
+	// reach before the controller takes the target to be near its capacity
+	// and grows by its smallest step: past its capacity an app's responses
+	// slow down steeply as requests queue.
+	kneeShare = 0.25
 )
 
-// LoadPolicy is how the load controller grows the number of users: every
-// Interval it adds ceil(Growth × users) users (at least one) if the last
-// interval was healthy (requests completed, no errors, timeouts and slow
-// requests within their rates, fewer than MaxUsers users), and holds
-// otherwise. It never removes users. Zero fields take their Default constants.
+// LoadPolicy is how the load controller sets the number of users to what the
+// target can serve. Every Interval it looks at the requests that started
+// since its last change. Users are removed (a Backoff share of them, never
+// below StartUsers) as soon as those requests had timeouts beyond
+// MaxTimeoutRate, or, after Evidence intervals, more than MaxSlowRate of them
+// were slower than SlowRequest. Users are added after Evidence healthy
+// intervals in a row (requests completed, no errors, under half the slow
+// limit, fewer than MaxUsers users): the step starts at Growth of the users,
+// falls to a sixteenth of that whenever the target fell behind or came near
+// the slow limit, and doubles after each step taken, up to Growth again. A
+// removed user finishes the session it is in; users added arrive one after
+// another across the next interval. Zero fields take their Default constants.
 type LoadPolicy struct {
 	StartUsers     int
 	Interval       time.Duration
+	Evidence       int
 	Growth         float64
+	Backoff        float64
 	MaxUsers       int
 	SlowRequest    time.Duration
 	MaxSlowRate    float64
@@ -47,8 +69,14 @@ func (p LoadPolicy) withDefaults() LoadPolicy {
 	if p.Interval <= 0 {
 		p.Interval = DefaultControlInterval
 	}
+	if p.Evidence <= 0 {
+		p.Evidence = DefaultEvidence
+	}
 	if p.Growth <= 0 {
 		p.Growth = DefaultGrowth
+	}
+	if p.Backoff <= 0 || p.Backoff >= 1 {
+		p.Backoff = DefaultBackoff
 	}
 	if p.MaxUsers <= 0 {
 		p.MaxUsers = DefaultMaxUsers
@@ -65,35 +93,156 @@ func (p LoadPolicy) withDefaults() LoadPolicy {
 	return p
 }
 
-// window is what the controller saw during one interval.
+// window is what the controller saw during one interval: requests that
+// started after its last change and ended in the interval, how many of them
+// timed out or were slow, and the errors charged in the interval.
 type window struct {
 	Requests, Timeouts, Errors, Slow int64
+	// Answered and Latency are the requests answered and their total time.
+	Answered int64
+	Latency  time.Duration
 }
 
-// LoadChange is one decision of the controller, kept in the result.
+func (w window) plus(o window) window {
+	return window{w.Requests + o.Requests, w.Timeouts + o.Timeouts, w.Errors + o.Errors, w.Slow + o.Slow,
+		w.Answered + o.Answered, w.Latency + o.Latency}
+}
+
+func (w window) minus(o window) window {
+	return window{w.Requests - o.Requests, w.Timeouts - o.Timeouts, w.Errors - o.Errors, w.Slow - o.Slow,
+		w.Answered - o.Answered, w.Latency - o.Latency}
+}
+
+// mean is the mean response time of the answered requests.
+func (w window) mean() time.Duration {
+	if w.Answered == 0 {
+		return 0
+	}
+	return w.Latency / time.Duration(w.Answered)
+}
+
+// The kinds of decision the controller makes.
+const (
+	Grow   = "grow"
+	Shrink = "shrink"
+	Hold   = "hold"
+	// wait is a decision not yet due: too few intervals since the last change.
+	wait = "wait"
+)
+
+// LoadChange is one decision of the controller, kept in the result: each
+// change of the users, and each hold whose reason differs from the decision
+// before it (a hold repeated for the same reason is counted, not repeated).
 type LoadChange struct {
 	AtSeconds float64 `json:"at_s"`
 	From      int     `json:"from"`
 	To        int     `json:"to"`
+	Kind      string  `json:"kind"`
 	Cause     string  `json:"cause"`
+	// Times is how many decisions in a row this one stands for (holds only),
+	// the last at LastAtSeconds.
+	Times         int     `json:"times,omitempty"`
+	LastAtSeconds float64 `json:"last_at_s,omitempty"`
+	// Reason is the decision's cause without its figures: for a shrink
+	// "timeouts" or "slow", for a hold "idle", "errors", "near", "max" or
+	// "min" (see LimitReasons); empty for growth.
+	Reason string `json:"reason,omitempty"`
 }
 
-// decide returns how many users to add after an interval, and why.
-func (p LoadPolicy) decide(w window, users int) (int, string) {
-	pct := func(n int64) float64 { return 100 * float64(n) / float64(max(w.Requests, 1)) }
-	switch {
-	case w.Requests == 0:
-		return 0, "holding: no request completed in the last interval"
-	case w.Errors > 0:
-		return 0, fmt.Sprintf("holding: %d error(s) in %d requests", w.Errors, w.Requests)
-	case float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests):
-		return 0, fmt.Sprintf("holding: %d timeout(s) in %d requests (%.1f%%, limit %.1f%%)", w.Timeouts, w.Requests, pct(w.Timeouts), 100*p.MaxTimeoutRate)
-	case float64(w.Slow) > p.MaxSlowRate*float64(w.Requests):
-		return 0, fmt.Sprintf("holding: %.1f%% of %d requests slower than %s (limit %.1f%%)", pct(w.Slow), w.Requests, p.SlowRequest, 100*p.MaxSlowRate)
-	case users >= p.MaxUsers:
-		return 0, fmt.Sprintf("holding: at the maximum of %d users", p.MaxUsers)
+// LimitReasons says in words what each Reason of a hold or shrink means.
+var LimitReasons = map[string]string{
+	"timeouts": "timeouts",
+	"slow":     "slow requests over the limit",
+	"near":     "slow requests near the limit",
+	"errors":   "errors",
+	"idle":     "no request completed",
+	"max":      "the scenario's maximum of users",
+	"min":      "falling behind at the minimum of users",
+}
+
+// controller holds what the load controller remembers between decisions.
+type controller struct {
+	p      LoadPolicy
+	step   float64  // the next step up, as a fraction of the users
+	recent []window // the intervals since the last change, the newest last, at most Evidence
+}
+
+func newController(p LoadPolicy) *controller {
+	return &controller{p: p, step: p.Growth}
+}
+
+// decide takes one interval's window and the current users and returns how
+// many users to add (negative: remove), the kind of decision, a short reason
+// and the cause in words.
+func (c *controller) decide(w window, users int) (delta int, kind, reason, cause string) {
+	p := c.p
+	c.recent = append(c.recent, w)
+	if len(c.recent) > p.Evidence {
+		c.recent = c.recent[1:]
 	}
-	add := max(1, int(math.Ceil(p.Growth*float64(users))))
-	add = min(add, p.MaxUsers-users)
-	return add, fmt.Sprintf("healthy: %d requests, %.1f%% slower than %s, no timeouts or errors", w.Requests, pct(w.Slow), p.SlowRequest)
+	var ev window
+	for _, x := range c.recent {
+		ev = ev.plus(x)
+	}
+	seen := len(c.recent)
+	pct := func(n int64) float64 { return 100 * float64(n) / float64(max(ev.Requests, 1)) }
+	slowLimit := p.MaxSlowRate * float64(ev.Requests)
+	switch {
+	case ev.Timeouts > 0 && float64(ev.Timeouts) > p.MaxTimeoutRate*float64(ev.Requests):
+		return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", ev.Timeouts, ev.Requests, 100*p.MaxTimeoutRate))
+	case seen < p.Evidence:
+		return 0, wait, "", ""
+	case ev.Requests == 0:
+		return c.hold("idle", fmt.Sprintf("no request completed in the last %s", time.Duration(seen)*p.Interval))
+	case float64(ev.Slow) > slowLimit && float64(w.Slow) > p.MaxSlowRate*float64(w.Requests):
+		// Over the limit, and the newest interval too: not already recovering.
+		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)", pct(ev.Slow), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+	case ev.Errors > 0:
+		return c.hold("errors", fmt.Sprintf("%d error(s) in the last %s", ev.Errors, time.Duration(seen)*p.Interval))
+	case float64(ev.Slow) > slowLimit/2:
+		c.step = p.Growth * minStepShare
+		return c.hold("near", fmt.Sprintf("%.1f%% of %d requests slower than %s, near the limit of %.1f%%", pct(ev.Slow), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+	case users >= p.MaxUsers:
+		return c.hold("max", fmt.Sprintf("at the maximum of %d users", p.MaxUsers))
+	}
+	for _, x := range c.recent {
+		if x.Requests == 0 || x.Errors > 0 || float64(x.Slow) > p.MaxSlowRate*float64(x.Requests)/2 {
+			return 0, wait, "", "" // each interval of the evidence must be healthy, not just their sum
+		}
+	}
+	mean := ev.mean()
+	why := fmt.Sprintf("healthy for %s: %d requests, mean response %s, %.1f%% slower than %s, no timeouts or errors",
+		time.Duration(seen)*p.Interval, ev.Requests, roundLatency(mean), pct(ev.Slow), p.SlowRequest)
+	if float64(mean) > kneeShare*float64(p.SlowRequest) {
+		c.step = p.Growth * minStepShare
+		why += "; near capacity: smallest step"
+	}
+	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
+	c.step = min(2*c.step, p.Growth)
+	c.recent = c.recent[:0]
+	return add, Grow, "", why
+}
+
+// shrink removes a Backoff share of the users, down to StartUsers, and starts
+// the next growth from the smallest step.
+func (c *controller) shrink(users int, reason, why string) (int, string, string, string) {
+	c.step = c.p.Growth * minStepShare
+	remove := min(max(1, int(math.Ceil(c.p.Backoff*float64(users)))), users-c.p.StartUsers)
+	if remove <= 0 {
+		return c.hold("min", fmt.Sprintf("at the minimum of %d users, %s", c.p.StartUsers, why))
+	}
+	c.recent = c.recent[:0]
+	return -remove, Shrink, reason, "falling behind: " + why
+}
+
+func (c *controller) hold(reason, why string) (int, string, string, string) {
+	return 0, Hold, reason, "holding: " + why
+}
+
+// roundLatency rounds d for a message: to 0.1 ms below 10 ms, else to 1 ms.
+func roundLatency(d time.Duration) time.Duration {
+	if d < 10*time.Millisecond {
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }

@@ -106,29 +106,102 @@ func TestRulesJudge(t *testing.T) {
 	}
 }
 
+// TestControllerDecisions walks the controller through every kind of
+// decision, one interval at a time: each row is an interval's window, the
+// users then, and what the controller must do.
 func TestControllerDecisions(t *testing.T) {
 	t.Parallel()
-	p := LoadPolicy{Growth: 0.25, MaxUsers: 10, SlowRequest: time.Second, MaxSlowRate: 0.05}.withDefaults()
-	cases := []struct {
+	p := LoadPolicy{StartUsers: 4, Evidence: 2, Growth: 1, Backoff: 0.25, MaxUsers: 40, MaxSlowRate: 0.1}.withDefaults()
+	// ok is a healthy interval of 25 requests per user.
+	ok := func(users int64) window { return window{Requests: 25 * users} }
+	steps := []struct {
+		name  string
 		w     window
 		users int
-		add   int
+		delta int
+		kind  string
 		cause string
 	}{
-		{window{Requests: 100}, 4, 1, "healthy"},
-		{window{Requests: 100}, 8, 2, "healthy"},
-		{window{Requests: 100}, 9, 1, "healthy"},
-		{window{Requests: 100}, 10, 0, "maximum of 10"},
-		{window{}, 4, 0, "no request completed"},
-		{window{Requests: 100, Errors: 1}, 4, 0, "1 error(s)"},
-		{window{Requests: 100, Timeouts: 1}, 4, 0, "1 timeout(s)"},
-		{window{Requests: 100, Slow: 5}, 4, 1, "healthy"},
-		{window{Requests: 100, Slow: 6}, 4, 0, "6.0% of 100 requests slower than 1s"},
+		{"one healthy interval is not yet evidence", ok(4), 4, 0, wait, ""},
+		{"two are: the first step is Growth (double)", ok(4), 4, 4, Grow, "healthy for 2s: 200 requests"},
+		{"evidence starts again after a change", ok(8), 8, 0, wait, ""},
+		{"double again", ok(8), 8, 8, Grow, "healthy"},
+		{"waiting", ok(16), 16, 0, wait, ""},
+		{"slow beyond the limit over the evidence: remove a quarter", window{Requests: 100, Slow: 80}, 16, -4, Shrink, "falling behind: 16.0% of 500 requests slower than 1s (limit 10.0%)"},
+		{"after a removal, wait for evidence", ok(12), 12, 0, wait, ""},
+		{"then grow by the smallest step (1/16, at least one user)", ok(12), 12, 1, Grow, "healthy"},
+		{"waiting", ok(13), 13, 0, wait, ""},
+		{"the step doubles: 2/16 of 13", ok(13), 13, 2, Grow, "healthy"},
+		{"a timeout removes users at once, without waiting for evidence", window{Requests: 50, Timeouts: 1}, 15, -4, Shrink, "1 timeout(s) in 50 requests (limit 0.0%)"},
+		{"waiting", ok(11), 11, 0, wait, ""},
+		{"an interval with errors holds", window{Requests: 100, Errors: 2}, 11, 0, Hold, "holding: 2 error(s) in the last 2s"},
+		{"the errors stay in the evidence for its length", ok(11), 11, 0, Hold, "holding: 2 error(s) in the last 2s"},
+		{"near the slow limit (over half of it) holds", window{Requests: 100, Slow: 30}, 11, 0, Hold, "near the limit of 10.0%"},
+		{"evidence still holds one near interval", ok(11), 11, 0, Hold, "near the limit"},
+		{"one interval over half the limit keeps it from growing, though the sum is not", window{Requests: 100, Slow: 7}, 11, 0, wait, ""},
+		{"the evidence holds it still", ok(11), 11, 0, wait, ""},
+		{"the step after a near hold is the smallest again", ok(11), 11, 1, Grow, "healthy"},
+		{"no request completed", window{}, 12, 0, wait, ""},
+		{"no request completed twice: hold", window{}, 12, 0, Hold, "no request completed in the last 2s"},
+		{"removal never goes below the start users", window{Requests: 10, Timeouts: 5}, 4, 0, Hold, "at the minimum of 4 users"},
+		{"at the start users, a quarter is still at least one removed", window{Requests: 10, Timeouts: 5}, 5, -1, Shrink, "timeout"},
+		{"waiting", ok(38), 38, 0, wait, ""},
+		{"growth stops at the maximum", ok(38), 38, 2, Grow, "healthy"},
+		{"waiting", ok(40), 40, 0, wait, ""},
+		{"at the maximum: hold", ok(40), 40, 0, Hold, "at the maximum of 40 users"},
 	}
-	for _, c := range cases {
-		add, cause := p.decide(c.w, c.users)
-		if add != c.add || !strings.Contains(cause, c.cause) {
-			t.Errorf("%+v with %d users: add %d (%s), want %d (%s)", c.w, c.users, add, cause, c.add, c.cause)
+	c := newController(p)
+	for i, s := range steps {
+		delta, kind, _, cause := c.decide(s.w, s.users)
+		if delta != s.delta || kind != s.kind || !strings.Contains(cause, s.cause) {
+			t.Fatalf("step %d (%s): %+v with %d users: %+d %s %q; want %+d %s %q", i, s.name, s.w, s.users, delta, kind, cause, s.delta, s.kind, s.cause)
+		}
+	}
+}
+
+// TestRulesExplain: the points split by tag, the largest first, and the
+// deduction by class when it is a sum over classes, not otherwise.
+func TestRulesExplain(t *testing.T) {
+	t.Parallel()
+	rules := Rules{Weights: map[string]float64{"page": 1, "post": 10, "asset": 0.1},
+		Deduction: PerError(map[Class]float64{ClassApplication: 5, ClassTimeout: 1})}
+	tally := Tally{Counts: map[string]int64{"page": 50, "post": 10, "asset": 30}, Errors: ErrorCounts{Application: 2, Timeout: 3}}
+	points, lost := rules.explain(tally)
+	want := []TagPoints{{"post", 10, 10, 100}, {"page", 50, 1, 50}, {"asset", 30, 0.1, 3}}
+	if fmt.Sprint(points) != fmt.Sprint(want) {
+		t.Errorf("points %v, want %v", points, want)
+	}
+	if fmt.Sprint(lost) != fmt.Sprint([]Loss{{"application", 2, 10}, {"timeout", 3, 3}}) {
+		t.Errorf("lost %v", lost)
+	}
+	rules.Deduction = func(t Tally) float64 { return float64(t.Errors.Charged() * t.Errors.Charged()) }
+	if _, lost := rules.explain(tally); lost != nil {
+		t.Errorf("a deduction that is not a sum over classes was split: %v", lost)
+	}
+}
+
+// TestControllerKnee: once the mean response time passes a quarter of
+// SlowRequest, though no request is yet slow, the target is near its
+// capacity, and the controller takes its smallest step.
+func TestControllerKnee(t *testing.T) {
+	t.Parallel()
+	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults())
+	for _, s := range []struct {
+		users int
+		mean  time.Duration
+		delta int
+		cause string
+	}{
+		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests"},
+		{20, 250 * time.Millisecond, 20, "healthy"},                           // a quarter: not past it
+		{40, 300 * time.Millisecond, 3, "mean response 300ms, 0.0% slower than 1s, no timeouts or errors; near capacity"}, // 40/16
+		{43, 400 * time.Millisecond, 3, "near capacity"},                      // the step is reset each time
+		{46, 100 * time.Millisecond, 6, "healthy"},                            // then doubles: 46/8
+	} {
+		w := window{Requests: 100, Answered: 100, Latency: 100 * s.mean}
+		delta, kind, _, cause := c.decide(w, s.users)
+		if delta != s.delta || kind != Grow || !strings.Contains(cause, s.cause) {
+			t.Errorf("mean %s with %d users: %+d %s %q; want %+d grow %q", s.mean, s.users, delta, kind, cause, s.delta, s.cause)
 		}
 	}
 }
@@ -151,5 +224,22 @@ func TestJudgeSaturation(t *testing.T) {
 		if sat != c.saturated || !strings.Contains(why, c.reason) || (c.reason == "") != (why == "") {
 			t.Errorf("share %.2f lag %.0f: %v %q, want %v %q", c.share, c.lag, sat, why, c.saturated, c.reason)
 		}
+	}
+}
+
+// TestMixInterleavesExactShares: every run of sessions as long as the total
+// weight holds each role exactly its weight, spread out, not bunched.
+func TestMixInterleavesExactShares(t *testing.T) {
+	t.Parallel()
+	m := NewMix(Share{"writer", 1}, Share{"commenter", 3}, Share{"browser", 6})
+	if got := strings.Join(m.seq, " "); got != "browser commenter browser writer browser commenter browser browser commenter browser" {
+		t.Errorf("sequence %s", got)
+	}
+	counts := map[string]int{}
+	for range 1000 {
+		counts[m.Next()]++
+	}
+	if counts["writer"] != 100 || counts["commenter"] != 300 || counts["browser"] != 600 {
+		t.Errorf("1000 sessions: %v", counts)
 	}
 }

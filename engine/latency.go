@@ -30,11 +30,20 @@ type stats struct {
 	endpoints map[string]*endpointStat
 
 	requests  atomic.Int64 // load-phase requests answered or failed
-	slow      atomic.Int64 // load-phase requests slower than slowAfter
 	slowAfter time.Duration
-	timeline  []timelineSlot
-	start     atomic.Int64 // load start, unix nanoseconds; 0 before load
-	now       func() time.Time
+	// The load controller's evidence: requests that started at or after
+	// ctlSince (unix nanoseconds, the controller's last change) and ended,
+	// and how many of them were slow or timed out. Requests that started
+	// before a change say nothing about the users after it.
+	ctlSince    atomic.Int64
+	ctlRequests atomic.Int64
+	ctlSlow     atomic.Int64
+	ctlTimeouts atomic.Int64
+	ctlAnswered atomic.Int64
+	ctlLatency  atomic.Int64 // nanoseconds
+	timeline    []timelineSlot
+	start       atomic.Int64 // load start, unix nanoseconds; 0 before load
+	now         func() time.Time
 }
 
 type timelineSlot struct {
@@ -86,19 +95,45 @@ func (s *stats) request(endpoint string, d time.Duration) {
 	if sl := s.slot(); sl != nil {
 		s.requests.Add(1)
 		sl.requests.Add(1)
-		if s.slowAfter > 0 && d > s.slowAfter {
-			s.slow.Add(1)
+		if s.evidence(d, d > s.slowAfter, false) {
+			s.ctlAnswered.Add(1)
+			s.ctlLatency.Add(int64(d))
 		}
 	}
 }
 
-// failed records a request that got no usable answer (it has no latency).
-func (s *stats) failed(endpoint string) {
+// failed records a request that got no usable answer after took, a timeout
+// or not (it has no latency).
+func (s *stats) failed(endpoint string, took time.Duration, timeout bool) {
 	if sl := s.slot(); sl != nil {
 		s.requests.Add(1)
 		sl.requests.Add(1)
+		s.evidence(took, false, timeout)
 	}
 	s.endpoint(endpoint)
+}
+
+// evidence counts a request that took d for the load controller, if it
+// started after the controller's last change, and reports whether it did.
+func (s *stats) evidence(d time.Duration, slow, timeout bool) bool {
+	if s.now().Add(-d).UnixNano() < s.ctlSince.Load() {
+		return false
+	}
+	s.ctlRequests.Add(1)
+	if slow {
+		s.ctlSlow.Add(1)
+	}
+	if timeout {
+		s.ctlTimeouts.Add(1)
+	}
+	return true
+}
+
+// controlWindow returns the controller's evidence counts so far (errors are
+// the collector's).
+func (s *stats) controlWindow() window {
+	return window{Requests: s.ctlRequests.Load(), Slow: s.ctlSlow.Load(), Timeouts: s.ctlTimeouts.Load(),
+		Answered: s.ctlAnswered.Load(), Latency: time.Duration(s.ctlLatency.Load())}
 }
 
 // charged records an error charged to an endpoint.
@@ -126,6 +161,11 @@ type EndpointResult struct {
 	P90ms  float64 `json:"p90_ms"`
 	P99ms  float64 `json:"p99_ms"`
 	MaxMs  float64 `json:"max_ms"`
+	MeanMs float64 `json:"mean_ms"`
+	// TimeShare is count × mean latency as a share of all endpoints' total:
+	// where the users' waiting went, the way access-log profilers rank
+	// endpoints.
+	TimeShare float64 `json:"time_share"`
 }
 
 // TimelineSecond is one second of the load phase.
@@ -149,11 +189,27 @@ func (s *stats) endpointResults() []EndpointResult {
 			r.P90ms = ms(e.hist.ValueAtQuantile(90))
 			r.P99ms = ms(e.hist.ValueAtQuantile(99))
 			r.MaxMs = ms(e.hist.Max())
+			r.MeanMs = e.hist.Mean() / 1000
 		}
 		e.mu.Unlock()
 		out = append(out, r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	var total float64
+	for _, r := range out {
+		total += float64(r.Count) * r.MeanMs
+	}
+	for i := range out {
+		if total > 0 {
+			out[i].TimeShare = float64(out[i].Count) * out[i].MeanMs / total
+		}
+	}
+	// The endpoints that took the most time first.
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].TimeShare != out[j].TimeShare {
+			return out[i].TimeShare > out[j].TimeShare
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 

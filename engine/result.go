@@ -25,6 +25,9 @@ type Result struct {
 	Internal        bool             `json:"internal_error"`
 	Requests        int64            `json:"requests"`
 	Breakdown       map[string]int64 `json:"breakdown"`
+	Points          []TagPoints      `json:"points"`
+	Lost            []Loss           `json:"lost"`
+	LimitedBy       map[string]int   `json:"limited_by"`
 	Messages        []string         `json:"messages"`
 	Endpoints       []EndpointResult `json:"endpoints"`
 	Timeline        []TimelineSecond `json:"timeline"`
@@ -153,10 +156,14 @@ type PhaseResult struct {
 	Error   string  `json:"error,omitempty"`
 }
 
-// Workload is the number of users at the start and at the end of the load.
+// Workload is the number of users at the start, at the end and at most
+// during the load, and whether the controller reached the scenario's maximum
+// (then the cap, not the app, may have set the score).
 type Workload struct {
-	Start int `json:"start"`
-	Final int `json:"final"`
+	Start      int  `json:"start"`
+	Final      int  `json:"final"`
+	Peak       int  `json:"peak"`
+	MaxReached bool `json:"max_reached"`
 }
 
 // Verdict is the classic word for the verdict: SUCCESS or FAIL.
@@ -195,25 +202,37 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "Deduction: %.1f\n", r.Deduction)
 	}
 	if len(r.Endpoints) > 0 {
-		b.WriteString("\n")
+		b.WriteString("\nEndpoints, the most time first (time: count × mean latency, as a share of all):\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "endpoint\tcount\terrors\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
+		fmt.Fprintln(tw, "endpoint\tcount\terrors\ttime %\tmean ms\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
 		for _, e := range r.Endpoints {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t\n", e.Name, e.Count, e.Errors, e.P50ms, e.P90ms, e.P99ms, e.MaxMs)
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", e.Name, e.Count, e.Errors, 100*e.TimeShare, e.MeanMs, e.P50ms, e.P90ms, e.P99ms, e.MaxMs)
 		}
 		tw.Flush()
 	}
-	if len(r.Breakdown) > 0 {
-		b.WriteString("\nScore by tag:")
-		for _, tag := range slices.Sorted(maps.Keys(r.Breakdown)) {
-			fmt.Fprintf(&b, " %s=%d", tag, r.Breakdown[tag])
-		}
-		b.WriteString("\n")
-	}
+	r.writePoints(&b)
 	if len(r.Load) > 0 || r.Workload.Final > 0 {
-		fmt.Fprintf(&b, "\nUsers: %d at the start, %d at the end\n", r.Workload.Start, r.Workload.Final)
+		fmt.Fprintf(&b, "\nUsers: %d at the start, %d at the end, %d at most\n", r.Workload.Start, r.Workload.Final, r.Workload.Peak)
 		for _, c := range r.Load {
-			fmt.Fprintf(&b, "  %5.0fs  %4d -> %-4d %s\n", c.AtSeconds, c.From, c.To, c.Cause)
+			fmt.Fprintf(&b, "  %5.0fs  %4d -> %-4d %s", c.AtSeconds, c.From, c.To, c.Cause)
+			if c.Times > 1 {
+				fmt.Fprintf(&b, " (%d times, until %.0fs)", c.Times, c.LastAtSeconds)
+			}
+			b.WriteString("\n")
+		}
+		if len(r.LimitedBy) > 0 {
+			b.WriteString("What held the users back:")
+			for i, reason := range slices.Sorted(maps.Keys(r.LimitedBy)) {
+				sep := ","
+				if i == 0 {
+					sep = ""
+				}
+				fmt.Fprintf(&b, "%s %s (%d)", sep, LimitReasons[reason], r.LimitedBy[reason])
+			}
+			b.WriteString("\n")
+		}
+		if r.Workload.MaxReached {
+			b.WriteString("WARNING: the users reached the scenario's maximum; the cap, not the app, may have set this score\n")
 		}
 	}
 	if bm := r.Benchmarker; bm.Cores > 0 {
@@ -235,4 +254,25 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writePoints writes where the points came from, by tag, and where they
+// were lost, by class of error.
+func (r *Result) writePoints(b *strings.Builder) {
+	if len(r.Points) == 0 {
+		return
+	}
+	b.WriteString("\nPoints by tag:\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	for _, p := range r.Points {
+		share := 0.0
+		if r.RawScore > 0 {
+			share = 100 * p.Points / r.RawScore
+		}
+		fmt.Fprintf(tw, "  %s\t%d\t× %g\t= %.1f\t%.1f%%\t\n", p.Tag, p.Count, p.Weight, p.Points, share)
+	}
+	tw.Flush()
+	for _, l := range r.Lost {
+		fmt.Fprintf(b, "  lost %.1f to %d %s error(s)\n", l.Points, l.Count, l.Class)
+	}
 }

@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
 
 // Rules turn what a run saw into a score and a verdict. Each scenario declares
 // its own; the manual of its problem states the same numbers in prose.
@@ -80,4 +84,68 @@ func (r Rules) judge(t Tally) (deduction, score float64, reasons []string) {
 		}
 	}
 	return deduction, score, reasons
+}
+
+// TagPoints is what one score tag earned.
+type TagPoints struct {
+	Tag    string  `json:"tag"`
+	Count  int64   `json:"count"`
+	Weight float64 `json:"weight"`
+	Points float64 `json:"points"`
+}
+
+// Loss is the points one class of error cost.
+type Loss struct {
+	Class  string  `json:"class"`
+	Count  int64   `json:"count"`
+	Points float64 `json:"points"`
+}
+
+// explain splits the raw score by tag, the largest first, and the deduction
+// by class of error. A deduction that is not a sum over classes (its parts
+// do not add up to the whole) is not split.
+func (r Rules) explain(t Tally) (points []TagPoints, lost []Loss) {
+	for tag, w := range r.Weights {
+		points = append(points, TagPoints{Tag: tag, Count: t.Counts[tag], Weight: w, Points: float64(t.Counts[tag]) * w})
+	}
+	slices.SortFunc(points, func(a, b TagPoints) int {
+		return cmp.Or(cmp.Compare(b.Points, a.Points), cmp.Compare(a.Tag, b.Tag))
+	})
+	if r.Deduction == nil {
+		return points, nil
+	}
+	var sum float64
+	for class := range ClassInternal {
+		n := t.Errors.Of(class)
+		if n == 0 {
+			continue
+		}
+		var only ErrorCounts
+		switch class {
+		case ClassCritical:
+			only.Critical = n
+		case ClassApplication:
+			only.Application = n
+		case ClassTimeout:
+			only.Timeout = n
+		}
+		d := r.Deduction(Tally{Errors: only})
+		sum += d
+		lost = append(lost, Loss{Class: class.String(), Count: n, Points: d})
+	}
+	if whole := r.Deduction(t); len(lost) > 0 && (sum-whole > 1e-9 || whole-sum > 1e-9) {
+		return points, nil
+	}
+	return points, lost
+}
+
+// limitedBy counts the controller's holds and removals by reason.
+func limitedBy(changes []LoadChange) map[string]int {
+	out := map[string]int{}
+	for _, c := range changes {
+		if c.Reason != "" {
+			out[c.Reason] += max(c.Times, 1)
+		}
+	}
+	return out
 }

@@ -82,6 +82,10 @@ func WithProgress(every time.Duration, f func(Progress)) Option {
 	return func(b *Bench) { b.progressEvery, b.progress = every, f }
 }
 
+// WithDialer makes the run's connections with d instead of the network (a
+// test's in-memory target, under testing/synctest).
+func WithDialer(d Dialer) Option { return func(b *Bench) { b.dial = d } }
+
 // Bench runs a scenario against one target.
 type Bench struct {
 	scenario     Scenario
@@ -96,6 +100,7 @@ type Bench struct {
 	seedSet      bool
 	staff        io.Writer
 	clock        Clock
+	dial         Dialer
 
 	progressEvery time.Duration
 	progress      func(Progress)
@@ -146,6 +151,9 @@ type Run struct {
 // User is one virtual user: an Agent with its own random stream.
 type User struct {
 	*Agent
+	// ID is the smallest not in use when the user arrived: it is below the
+	// most users the load ever had at once, no two users hold it at the same
+	// time, and a user that arrives after another left may get its ID.
 	ID   int
 	Rand *rand.Rand
 	run  *Run
@@ -289,6 +297,7 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		policy.StartUsers = b.workload
 	}
 	agentCfg := meta.Agent.withDefaults()
+	agentCfg.dial = b.dial
 	r := &Run{
 		Target: b.target, Seed: b.seed, meta: meta, policy: policy, b: b,
 		col: newCollector(b.staff, b.clock.Now), led: newLedger(meta.Rules.Weights),
@@ -427,28 +436,14 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 	r.stopLoad.Store(&stop)
 	loadStart := r.b.clock.Now()
 	r.st.start.Store(loadStart.UnixNano())
+	r.st.ctlSince.Store(loadStart.UnixNano())
 	r.led.open.Store(true)
 
-	var wg sync.WaitGroup
-	next := 0
-	// spawn starts n users; with spread > 0 their first sessions start one
-	// after another across spread, as visitors arrive, rather than all at
-	// once: a thousand new users opening their connections in the same
-	// instant would overflow the target's listen queue, a fault of the
-	// benchmarker's, not of the app.
-	spawn := func(n int, spread time.Duration) {
-		for i := range n {
-			id := next
-			next++
-			wg.Add(1)
-			go r.userLoop(ctx, id, spread*time.Duration(i)/time.Duration(n), &wg)
-		}
-		r.users.Store(int64(next))
-		r.st.setUsers(next)
-	}
-	spawn(r.policy.StartUsers, 0)
-	r.Logf("load: %d users", next)
+	pool := &userPool{r: r, ctx: ctx}
+	pool.add(r.policy.StartUsers, 0)
+	r.Logf("load: %d users", pool.size())
 
+	ctl := newController(r.policy)
 	var last window
 	loadEnd := loadStart.Add(r.b.loadDuration)
 	for k := 1; ; k++ {
@@ -464,32 +459,131 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 			break
 		}
 		c := r.col.snapshot()
-		cur := window{Requests: r.st.requests.Load(), Timeouts: c.Timeout, Errors: c.Application + c.Critical, Slow: r.st.slow.Load()}
-		w := window{Requests: cur.Requests - last.Requests, Timeouts: cur.Timeouts - last.Timeouts,
-			Errors: cur.Errors - last.Errors, Slow: cur.Slow - last.Slow}
+		cur := r.st.controlWindow()
+		cur.Errors = c.Application + c.Critical
+		w := cur.minus(last)
 		last = cur
-		add, cause := r.policy.decide(w, next)
-		ch := LoadChange{AtSeconds: r.b.clock.Now().Sub(loadStart).Seconds(), From: next, To: next + add, Cause: cause}
+		users := pool.size()
+		delta, kind, reason, cause := ctl.decide(w, users)
+		if kind == wait {
+			continue
+		}
+		now := r.b.clock.Now()
+		if delta != 0 {
+			// From now on only requests that start under the new number
+			// of users are evidence.
+			r.st.ctlSince.Store(now.UnixNano())
+		}
+		ch := LoadChange{AtSeconds: now.Sub(loadStart).Seconds(), From: users, To: users + delta, Kind: kind, Cause: cause, Reason: reason}
+		if n := len(res.Load); n > 0 && kind == Hold && res.Load[n-1].Kind == Hold && res.Load[n-1].Reason == reason {
+			prev := &res.Load[n-1]
+			prev.Times, prev.LastAtSeconds = max(prev.Times, 1)+1, ch.AtSeconds
+			continue
+		}
 		res.Load = append(res.Load, ch)
 		r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
-		spawn(add, r.policy.Interval)
+		if delta > 0 {
+			pool.add(delta, r.policy.Interval)
+		} else {
+			pool.retire(-delta)
+		}
 	}
 	r.led.open.Store(false)
 	r.loadEnded.Store(true)
-	res.Workload.Final = next
+	res.Workload.Final, res.Workload.Peak = pool.size(), pool.peak
+	res.Workload.MaxReached = pool.peak >= r.policy.MaxUsers
 	// Users end with the context; the phase's watchdog covers any that do not.
-	wg.Wait()
+	pool.wg.Wait()
 	return nil
 }
 
-func (r *Run) userLoop(ctx context.Context, id int, delay time.Duration, wg *sync.WaitGroup) {
-	defer wg.Done()
-	if !r.Sleep(ctx, delay) {
+// userPool is the load phase's users: those playing, the newest last, and
+// those told to leave after their current session. A user's ID is the
+// smallest not in use when it arrives: IDs stay below the most users there
+// ever were at once, and no two users hold one ID at the same time (a
+// leaving user's ID is free once its last session has ended).
+type userPool struct {
+	r      *Run
+	ctx    context.Context
+	wg     sync.WaitGroup
+	active []*atomic.Bool // each playing user's "leave after this session" flag
+	peak   int
+	born   uint64 // users started so far: each has a random stream of its own
+
+	mu   sync.Mutex
+	free []int // IDs given back by users that left
+	next int   // the smallest ID never used
+}
+
+func (p *userPool) size() int { return len(p.active) }
+
+// add starts n users; with spread > 0 their first sessions start one after
+// another across spread, as visitors arrive, rather than all at once: a
+// thousand new users opening their connections in the same instant would
+// overflow the target's listen queue, a fault of the benchmarker's, not of
+// the app.
+func (p *userPool) add(n int, spread time.Duration) {
+	for i := range n {
+		leave := new(atomic.Bool)
+		p.active = append(p.active, leave)
+		p.wg.Add(1)
+		go p.play(p.takeID(), p.born, spread*time.Duration(i)/time.Duration(n), leave)
+		p.born++
+	}
+	p.changed()
+}
+
+func (p *userPool) takeID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) == 0 {
+		p.next++
+		return p.next - 1
+	}
+	i := 0
+	for j, id := range p.free {
+		if id < p.free[i] {
+			i = j
+		}
+	}
+	id := p.free[i]
+	p.free = slices.Delete(p.free, i, i+1)
+	return id
+}
+
+func (p *userPool) play(id int, stream uint64, delay time.Duration, leave *atomic.Bool) {
+	defer p.wg.Done()
+	p.r.userLoop(p.ctx, id, stream, delay, leave)
+	p.mu.Lock()
+	p.free = append(p.free, id)
+	p.mu.Unlock()
+}
+
+// retire tells the n newest users to leave when their current session ends.
+func (p *userPool) retire(n int) {
+	n = min(n, len(p.active))
+	for _, leave := range p.active[len(p.active)-n:] {
+		leave.Store(true)
+	}
+	p.active = p.active[:len(p.active)-n]
+	p.changed()
+}
+
+func (p *userPool) changed() {
+	p.peak = max(p.peak, len(p.active))
+	p.r.users.Store(int64(len(p.active)))
+	p.r.st.setUsers(len(p.active))
+}
+
+// userLoop plays one user's sessions until the load ends or the user is told
+// to leave; a session is never cut short for leaving.
+func (r *Run) userLoop(ctx context.Context, id int, stream uint64, delay time.Duration, leave *atomic.Bool) {
+	if !r.Sleep(ctx, delay) || leave.Load() {
 		return
 	}
-	u := &User{Agent: r.NewAgent(), ID: id, Rand: r.Rand(1<<32 + uint64(id)), run: r}
+	u := &User{Agent: r.NewAgent(), ID: id, Rand: r.Rand(1<<32 + stream), run: r}
 	defer u.Close()
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !leave.Load() {
 		start := r.Now()
 		err := r.session(ctx, u)
 		if err != nil {
@@ -542,6 +636,8 @@ func (r *Run) finish(res *Result) {
 	res.Internal = counts.Internal > 0
 	res.Messages = r.col.contestantMessages()
 	res.Endpoints = r.st.endpointResults()
+	res.Points, res.Lost = r.meta.Rules.explain(t)
+	res.LimitedBy = limitedBy(res.Load)
 	res.Timeline = r.st.timelineResults(int(r.b.loadDuration / time.Second))
 	res.DurationSeconds = r.b.clock.Now().Sub(r.started).Seconds()
 }

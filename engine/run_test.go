@@ -126,12 +126,19 @@ func TestResultGolden(t *testing.T) {
 		Errors:       engine.ErrorCounts{Critical: 1, Application: 2, Timeout: 3, CutOff: 4},
 		ErrorsByCode: map[string]int64{"stale": 1, "status": 2, "timeout": 3},
 		Requests:     5000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
-		Messages:  []string{"[critical] GET /articles/{id}: comment 12 is missing", "[application] GET /: expected status 200, got 500 (x2)"},
-		Endpoints: []engine.EndpointResult{{Name: "GET /", Count: 4000, Errors: 2, P50ms: 1.5, P90ms: 3, P99ms: 10.25, MaxMs: 40}},
-		Timeline:  []engine.TimelineSecond{{Second: 0, Requests: 80, Users: 2}},
-		Phases:    []engine.PhaseResult{{Name: "initialize", Passed: true, Seconds: 0.5}},
-		Workload:  engine.Workload{Start: 2, Final: 5},
-		Load:      []engine.LoadChange{{AtSeconds: 5, From: 2, To: 3, Cause: "healthy"}},
+		Messages: []string{"[critical] GET /articles/{id}: comment 12 is missing", "[application] GET /: expected status 200, got 500 (x2)"},
+		Points:   []engine.TagPoints{{Tag: "page", Count: 1000, Weight: 1, Points: 1000}, {Tag: "comment", Count: 20, Weight: 5, Points: 100}},
+		Lost:     []engine.Loss{{Class: "application", Count: 2, Points: 10}, {Class: "timeout", Count: 3, Points: 3}},
+		Endpoints: []engine.EndpointResult{
+			{Name: "GET /", Count: 4000, Errors: 2, P50ms: 1.5, P90ms: 3, P99ms: 10.25, MaxMs: 40, MeanMs: 2, TimeShare: 0.8},
+			{Name: "POST /comment", Count: 20, P50ms: 90, P90ms: 110, P99ms: 120, MaxMs: 130, MeanMs: 100, TimeShare: 0.2}},
+		Timeline: []engine.TimelineSecond{{Second: 0, Requests: 80, Users: 2}},
+		Phases:   []engine.PhaseResult{{Name: "initialize", Passed: true, Seconds: 0.5}},
+		Workload: engine.Workload{Start: 2, Final: 5, Peak: 6, MaxReached: true},
+		Load: []engine.LoadChange{{AtSeconds: 5, From: 2, To: 6, Kind: engine.Grow, Cause: "healthy"},
+			{AtSeconds: 8, From: 6, To: 5, Kind: engine.Shrink, Cause: "falling behind", Reason: "slow"},
+			{AtSeconds: 9, From: 5, To: 5, Kind: engine.Hold, Cause: "holding: at the maximum", Reason: "max", Times: 3, LastAtSeconds: 11}},
+		LimitedBy: map[string]int{"slow": 1, "max": 3},
 		Benchmarker: engine.BenchmarkerStats{CPUSeconds: 3.5, CPUShare: 0.03, Cores: 2, SchedLagP99: 1.2,
 			GCCycles: 4, Saturated: true, Reason: "the benchmarker used 90% of its 2 core(s) (limit 85%)"},
 		Seed: 42, EngineVersion: "0.1.0", ScenarioVersion: "1", StartedAt: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC),
@@ -205,7 +212,7 @@ func TestAddedUsersArriveSpreadOut(t *testing.T) {
 	var mu sync.Mutex
 	first := map[int]time.Time{}
 	p := initializer{&probe{
-		meta: engine.Meta{Load: engine.LoadPolicy{StartUsers: 2, Interval: 400 * time.Millisecond, Growth: 4}},
+		meta: engine.Meta{Load: engine.LoadPolicy{StartUsers: 2, Interval: 400 * time.Millisecond, Evidence: 1, Growth: 4}},
 		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
 			mu.Lock()
 			if _, ok := first[u.ID]; !ok {

@@ -12,7 +12,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so results say which rules they were scored by.
-const Version = "1"
+const Version = "2"
 
 // Score tags and their weights (MANUAL: "Scoring").
 const (
@@ -63,13 +63,16 @@ var (
 
 // Scenario is the blog benchmark.
 type Scenario struct {
-	m *model
+	m   *model
+	mix *engine.Mix
 }
 
 var _ engine.Scenario = (*Scenario)(nil)
 
 // NewScenario returns a scenario for one run.
-func NewScenario() (*Scenario, error) { return &Scenario{m: newModel(loadInitial())}, nil }
+func NewScenario() (*Scenario, error) {
+	return &Scenario{m: newModel(loadInitial()), mix: newMix()}, nil
+}
 
 // Meta declares the rules.
 func (s *Scenario) Meta() engine.Meta {

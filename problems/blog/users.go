@@ -13,23 +13,19 @@ import (
 	"github.com/tunecon/tunecon/engine"
 )
 
-// The user mix (MANUAL: "The users"): by user number modulo 10, 0 writes
-// articles, 1 to 3 comment, 4 to 9 browse.
-func role(id int) string {
-	switch id % 10 {
-	case 0:
-		return "writer"
-	case 1, 2, 3:
-		return "commenter"
-	}
-	return "browser"
+// newMix is the session mix (MANUAL: "The users"): of every ten sessions
+// started, one writes an article, three comment and six browse, evenly
+// interleaved, whichever users play them.
+func newMix() *engine.Mix {
+	return engine.NewMix(engine.Share{Role: "writer", Weight: 1}, engine.Share{Role: "commenter", Weight: 3},
+		engine.Share{Role: "browser", Weight: 6})
 }
 
 // User plays one session of a virtual user.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	full := func() bool { return u.Rand.Float64() < fullCheckShare }
 	think := func() bool { return u.Think(ctx, thinkMin, thinkMax) }
-	switch role(u.ID) {
+	switch s.mix.Next() {
 	case "writer":
 		return s.writer(ctx, r, u, full, think)
 	case "commenter":

@@ -1,0 +1,178 @@
+package engine_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+)
+
+// memNet is an in-memory network for one target: each dial hands the
+// server one end of a net.Pipe, which, unlike a socket, lets a synctest
+// bubble's time pass while requests wait.
+type memNet struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newMemNet() *memNet { return &memNet{conns: make(chan net.Conn), done: make(chan struct{})} }
+
+func (m *memNet) dial(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case m.conns <- server:
+		return client, nil
+	case <-m.done:
+		return nil, net.ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (m *memNet) Accept() (net.Conn, error) {
+	select {
+	case c := <-m.conns:
+		return c, nil
+	case <-m.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (m *memNet) Close() error   { m.once.Do(func() { close(m.done) }); return nil }
+func (m *memNet) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80} }
+
+// capacityTarget serves each request after a service time on one of a fixed
+// number of workers, so it completes workers/service requests a second and
+// queues the rest; service(elapsed) may change with time, and a service time
+// of "until t" stalls every worker.
+type capacityTarget struct {
+	workers chan struct{}
+	start   time.Time
+	service func(elapsed time.Duration) time.Duration
+}
+
+func (c *capacityTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case c.workers <- struct{}{}:
+	case <-r.Context().Done():
+		return
+	}
+	time.Sleep(c.service(time.Since(c.start)))
+	<-c.workers
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write([]byte("ok"))
+}
+
+// runAgainstCapacity runs a two-minute load of users who each fetch a page
+// and think a second, against a target of 10 workers whose service time
+// follows service, and returns the result.
+func runAgainstCapacity(t *testing.T, service func(time.Duration) time.Duration) *engine.Result {
+	t.Helper()
+	mem := newMemNet()
+	target := &capacityTarget{workers: make(chan struct{}, 10), start: time.Now(), service: service}
+	srv := &http.Server{Handler: target}
+	go srv.Serve(mem)
+	defer func() {
+		mem.Close()
+		srv.Shutdown(context.Background()) // waits for requests still in service
+	}()
+	var mu sync.Mutex
+	inUse := map[int]*engine.User{} // the user playing a session under each ID
+	maxID := 0
+	p := initializer{&probe{
+		meta: engine.Meta{Load: engine.LoadPolicy{StartUsers: 10, Growth: 1, MaxUsers: 5000}},
+		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			mu.Lock()
+			if other := inUse[u.ID]; other != nil && other != u {
+				t.Errorf("two users play sessions with ID %d at once", u.ID)
+			}
+			inUse[u.ID], maxID = u, max(maxID, u.ID)
+			mu.Unlock()
+			defer func() { mu.Lock(); delete(inUse, u.ID); mu.Unlock() }()
+			if _, err := u.Get(ctx, "GET /", "/"); err != nil {
+				return err
+			}
+			u.Score("ok")
+			u.Think(ctx, time.Second, time.Second)
+			return nil
+		},
+	}}
+	target.start = time.Now()
+	res := engine.New(p, mustURL(t, "http://target.test/"), engine.WithDialer(mem.dial),
+		engine.WithLoadDuration(2*time.Minute), engine.WithSeed(1)).Run(context.Background())
+	if maxID >= res.Workload.Peak {
+		t.Errorf("user ID %d with at most %d users at once: IDs are not reused", maxID, res.Workload.Peak)
+	}
+	return res
+}
+
+// usersAt returns the users in second s of the load.
+func usersAt(res *engine.Result, s int) int64 { return res.Timeline[s].Users }
+
+// TestControllerFollowsCapacity runs the controller against a target whose
+// capacity changes during the run: users must follow it up and down, and
+// the run must stay healthy (no timeouts, a pass).
+func TestControllerFollowsCapacity(t *testing.T) {
+	t.Parallel()
+	const fast, slow = 50 * time.Millisecond, 100 * time.Millisecond // 200 and 100 requests a second
+	cases := []struct {
+		name    string
+		service func(time.Duration) time.Duration
+		check   func(t *testing.T, res *engine.Result)
+	}{
+		{"capacity doubles at 60s", func(e time.Duration) time.Duration {
+			if e < time.Minute {
+				return slow
+			}
+			return fast
+		}, func(t *testing.T, res *engine.Result) {
+			before, after := usersAt(res, 59), usersAt(res, 119)
+			if float64(after) < 1.6*float64(before) {
+				t.Errorf("users %d at 59s, %d at 119s: they did not follow the capacity up", before, after)
+			}
+		}},
+		{"capacity halves at 60s", func(e time.Duration) time.Duration {
+			if e < time.Minute {
+				return fast
+			}
+			return slow
+		}, func(t *testing.T, res *engine.Result) {
+			before, after := usersAt(res, 59), usersAt(res, 119)
+			if float64(after) > 0.7*float64(before) {
+				t.Errorf("users %d at 59s, %d at 119s: they did not follow the capacity down", before, after)
+			}
+		}},
+		{"the target stalls for 3s at 60s", func(e time.Duration) time.Duration {
+			if e >= time.Minute && e < time.Minute+3*time.Second {
+				return time.Minute + 3*time.Second - e
+			}
+			return slow
+		}, func(t *testing.T, res *engine.Result) {
+			before, after := usersAt(res, 59), usersAt(res, 119)
+			if float64(after) < 0.8*float64(before) {
+				t.Errorf("users %d at 59s, %d at 119s: they did not recover after the stall", before, after)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				res := runAgainstCapacity(t, c.service)
+				for _, ch := range res.Load {
+					t.Logf("%5.0fs %4d -> %-4d %s %s (x%d)", ch.AtSeconds, ch.From, ch.To, ch.Kind, ch.Cause, ch.Times)
+				}
+				if !res.Passed || res.Errors.Timeout > 0 {
+					t.Fatalf("passed %v, %d timeouts, reasons %q", res.Passed, res.Errors.Timeout, res.FailReasons)
+				}
+				c.check(t, res)
+			})
+		})
+	}
+}
