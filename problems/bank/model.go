@@ -1,6 +1,8 @@
 package bank
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +45,12 @@ var initialState = sync.OnceValues(func() (*data.State, error) { return data.Def
 // addresses whose last attempt has an unknown outcome (the request failed
 // or was cut off) are uncertain: they are never used again, and the final
 // report may list them or not.
+//
+// The model also lends the load's accounts and addresses (see pool): a
+// session borrows the account and the address it needs and gives them back
+// when it ends, so no two sessions ever hold one at once, whichever virtual
+// users play them. The state of an account or an address is global and
+// outlives every loan: the next borrower continues from it.
 type model struct {
 	// cfg and init never change: read them without the lock.
 	cfg  data.Config
@@ -54,11 +62,23 @@ type model struct {
 	ipFailures  map[string]int // addresses touched during the run
 	unsureUsers map[int64]bool
 	unsureIPs   map[string]bool
+	free        pool
+	lentUsers   map[int64]bool  // accounts borrowed and not yet given back
+	lentIPs     map[string]bool // addresses borrowed and not yet given back
+}
+
+// pool holds the accounts and addresses free to borrow, filed by state so
+// that a borrower finds what it needs at once. Uncertain ones and banned
+// addresses are never filed: they are of no more use.
+type pool struct {
+	unlocked, locked []int64
+	addrs            [data.BanThreshold][]string // by failures since the last success
 }
 
 func newModel(cfg data.Config, init *data.State) *model {
 	return &model{cfg: cfg, init: init, failures: map[int64]int{}, last: map[int64]success{}, prev: map[int64]success{},
-		ipFailures: map[string]int{}, unsureUsers: map[int64]bool{}, unsureIPs: map[string]bool{}}
+		ipFailures: map[string]int{}, unsureUsers: map[int64]bool{}, unsureIPs: map[string]bool{},
+		lentUsers: map[int64]bool{}, lentIPs: map[string]bool{}}
 }
 
 // The *Locked methods read the state; their callers hold m.mu.
@@ -213,4 +233,124 @@ func (m *model) userFailures(id int64) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.userFailuresLocked(id)
+}
+
+// stock puts accounts 1 to accounts and the addresses addrs in the pool, for
+// the load's sessions to borrow; the pre-check uses none of them.
+func (m *model) stock(accounts int64, addrs []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for id := int64(1); id <= accounts; id++ {
+		m.fileUserLocked(id)
+	}
+	for _, ip := range addrs {
+		m.fileIPLocked(ip)
+	}
+}
+
+// fileUserLocked files a free account by its state.
+func (m *model) fileUserLocked(id int64) {
+	switch {
+	case m.unsureUsers[id]:
+	case m.userFailuresLocked(id) >= data.LockThreshold:
+		m.free.locked = append(m.free.locked, id)
+	default:
+		m.free.unlocked = append(m.free.unlocked, id)
+	}
+}
+
+// fileIPLocked files a free address by its failures.
+func (m *model) fileIPLocked(ip string) {
+	if n := m.ipFailuresLocked(ip); n < data.BanThreshold && !m.unsureIPs[ip] {
+		m.free.addrs[n] = append(m.free.addrs[n], ip)
+	}
+}
+
+// takeAt removes element k of *list, in constant time (the order of a pool's
+// list does not matter).
+func takeAt[T any](list *[]T, k int) T {
+	l := *list
+	x := l[k]
+	l[k] = l[len(l)-1]
+	*list = l[:len(l)-1]
+	return x
+}
+
+// borrowAccount lends a random free account, locked or unlocked as asked; 0
+// when there is none.
+func (m *model) borrowAccount(rnd *rand.Rand, locked bool) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	list := &m.free.unlocked
+	if locked {
+		list = &m.free.locked
+	}
+	if len(*list) == 0 {
+		return 0
+	}
+	id := takeAt(list, rnd.IntN(len(*list)))
+	m.lentUsers[id] = true
+	return id
+}
+
+// borrowAddr lends a random free address with room for n more failures
+// before a ban, provided keep others stay free; "" when there is none. The
+// buckets that fit are the first ones, so the walk below finds the k-th.
+func (m *model) borrowAddr(rnd *rand.Rand, n, keep int) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	total, fit := 0, 0
+	for f, list := range m.free.addrs {
+		total += len(list)
+		if f+n < data.BanThreshold {
+			fit += len(list)
+		}
+	}
+	if fit == 0 || total <= keep {
+		return ""
+	}
+	k := rnd.IntN(fit)
+	for f := range m.free.addrs {
+		if k < len(m.free.addrs[f]) {
+			ip := takeAt(&m.free.addrs[f], k)
+			m.lentIPs[ip] = true
+			return ip
+		}
+		k -= len(m.free.addrs[f])
+	}
+	panic("bank: borrowAddr counted addresses it cannot find")
+}
+
+// giveBack ends a loan: the account id (0: none) and the address ip ("":
+// none) go back to the pool, filed by their state now; uncertain ones and
+// banned addresses stay out for good. Giving back what is not lent is a bug
+// of the benchmarker's, and panics.
+func (m *model) giveBack(id int64, ip string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if id != 0 {
+		if !m.lentUsers[id] {
+			panic(fmt.Sprintf("bank: account %d given back but not lent", id))
+		}
+		delete(m.lentUsers, id)
+		m.fileUserLocked(id)
+	}
+	if ip != "" {
+		if !m.lentIPs[ip] {
+			panic(fmt.Sprintf("bank: address %s given back but not lent", ip))
+		}
+		delete(m.lentIPs, ip)
+		m.fileIPLocked(ip)
+	}
+}
+
+// poolSize counts the pool's free accounts, unlocked and locked, and free
+// addresses.
+func (m *model) poolSize() (unlocked, locked, addrs int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, list := range m.free.addrs {
+		addrs += len(list)
+	}
+	return len(m.free.unlocked), len(m.free.locked), addrs
 }

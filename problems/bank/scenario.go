@@ -12,7 +12,7 @@ import (
 )
 
 // Version of the scenario.
-const Version = "1"
+const Version = "2"
 
 // Score tags and the rules' numbers (MANUAL: "Scoring").
 const (
@@ -30,13 +30,22 @@ const (
 
 	startUsers = 8
 	growth     = 1.0
-	// chunk is how many accounts each virtual user owns; it also caps the
-	// virtual users: the accounts run out.
-	chunk    = 100
-	maxUsers = 1980 // 200,000 / chunk, less the chunks the pre-check uses
-	// addrsPerUser is how many addresses of 192.168.0.0/16 each virtual user owns.
-	addrsPerUser = 16
-	slowRequest  = time.Second
+	// maxUsers caps the load. The data does not: a session borrows one
+	// account and one address, and the pool lends 198,000 and 64,770
+	// (TestPoolServesMaxUsers). Open files do: every user holds three
+	// keep-alive connections (its page's, and two more to fetch the page's
+	// three assets at once), in the benchmarker and in the app alike (3.0
+	// open files per user, measured), and 6,000 users (18,000 connections)
+	// is what fits the 20,000 open files a process may have on the
+	// development machine; at 8,192 both ran out and the tuned app failed.
+	maxUsers = 6000
+	// loadAccounts: accounts 1 to loadAccounts are lent to the load's
+	// sessions; the others, to 200,000, are the pre-check's.
+	loadAccounts = 198_000
+	// addrReserve is how many free addresses a session that gets one banned
+	// must leave to the others: one for every user there may be.
+	addrReserve = maxUsers
+	slowRequest = time.Second
 )
 
 var (
@@ -61,7 +70,24 @@ func NewScenario() (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scenario{m: newModel(data.Default(), st)}, nil
+	m := newModel(data.Default(), st)
+	m.stock(loadAccounts, loadAddrs())
+	return &Scenario{m: m}, nil
+}
+
+// loadAddrs are the addresses lent to the load's sessions: 192.168.X.Y for
+// Y from 1 to 254, every X but 250, the pre-check's.
+func loadAddrs() []string {
+	var addrs []string
+	for x := range 256 {
+		if x == preCheckNet {
+			continue
+		}
+		for y := 1; y <= 254; y++ {
+			addrs = append(addrs, fmt.Sprintf("192.168.%d.%d", x, y))
+		}
+	}
+	return addrs
 }
 
 // Meta declares the rules.
@@ -83,7 +109,7 @@ func (s *Scenario) Meta() engine.Meta {
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	p := &preCheck{s: s, r: r, a: a, o: preCheckOwned(s)}
+	p := &preCheck{s: s, r: r, a: a, o: preCheckReserved(s)}
 	if err := p.pages(ctx); err != nil {
 		return err
 	}
@@ -103,23 +129,35 @@ func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	return s.checkReport(ctx, a)
 }
 
-// Pre-check accounts and addresses: beyond the virtual users' chunks.
-func preCheckOwned(s *Scenario) owned {
-	o := owned{first: maxUsers*chunk + 1, last: int64(s.m.cfg.Users)}
+// preCheckNet is the pre-check's network, 192.168.250.0/24.
+const preCheckNet = 250
+
+// reserved is what the pre-check uses and the load never lends: accounts
+// first to last, addresses of 192.168.250.0/24, and an initially banned
+// address.
+type reserved struct {
+	first, last int64
+	addrs       []string
+	banned      string
+}
+
+// preCheckReserved returns the pre-check's accounts and addresses.
+func preCheckReserved(s *Scenario) reserved {
+	o := reserved{first: loadAccounts + 1, last: int64(s.m.cfg.Users)}
 	for k := 1; k <= 32; k++ {
-		o.addrs = append(o.addrs, fmt.Sprintf("192.168.250.%d", k))
+		o.addrs = append(o.addrs, fmt.Sprintf("192.168.%d.%d", preCheckNet, k))
 	}
 	o.banned = s.m.init.Banned[len(s.m.init.Banned)-1]
 	return o
 }
 
 // preCheck is the pre-check's state: its one agent, the accounts and
-// addresses of preCheckOwned, and the users it picked among them.
+// addresses of preCheckReserved, and the users it picked among them.
 type preCheck struct {
 	s *Scenario
 	r *engine.Run
 	a *engine.Agent
-	o owned
+	o reserved
 	// withHistory has logged in before and fresh never has, both without
 	// failures; initiallyLocked is locked in the initial data. The lock and
 	// the ban use the users fresh+1 and fresh+2.

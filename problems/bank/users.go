@@ -15,17 +15,15 @@ import (
 
 // User plays one session: it opens / and then, by chance, logs in (after a
 // typo or two), locks an account, gets an address banned, tries a locked
-// account or a banned address, or opens /mypage without logging in.
+// account or a banned address, or opens /mypage without logging in. It
+// borrows the account and the address it uses from the model and gives them
+// back at its end: nothing ties them to u.ID, so users may come, go and
+// reuse each other's IDs.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	if u.ID >= maxUsers {
-		u.Think(ctx, thinkMax, thinkMax)
-		return nil
-	}
-	o := s.owned(u.ID)
 	if err := s.top(ctx, u.Agent, "", u); err != nil {
 		return err
 	}
-	var play func(ctx context.Context, r *engine.Run, u *engine.User, o owned) error
+	var play func(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error
 	switch pick := u.Rand.IntN(100); {
 	case pick < 55:
 		play = s.logIn
@@ -40,48 +38,80 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 	default:
 		play = s.anonymousMypage
 	}
-	if err := play(ctx, r, u, o); err != nil {
+	l := &loan{}
+	defer func() { s.m.giveBack(l.id, l.ip) }()
+	if err := play(ctx, r, u, l); err != nil {
 		return err
 	}
 	u.Think(ctx, thinkMin, thinkMax)
 	return nil
 }
 
-// logIn logs in to an account of o, sometimes after typos.
-func (s *Scenario) logIn(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
-	id := s.account(u.Rand, o, false)
+// loan is what one session borrowed: at most one account and one address of
+// its own, so that no two sessions ever have attempts for one login or from
+// one address in flight at once (MANUAL: "The rules"). A session that finds
+// nothing to borrow skips its attempts.
+type loan struct {
+	id int64  // 0: none
+	ip string // "": none
+}
+
+// account borrows a free account for l: unlocked when wantLocked is false,
+// locked otherwise; 0 if there is none.
+func (s *Scenario) account(rnd *rand.Rand, l *loan, wantLocked bool) int64 {
+	l.id = s.m.borrowAccount(rnd, wantLocked)
+	return l.id
+}
+
+// address borrows a free address for l with room for n more failures before
+// a ban, if more than keep addresses stay free; "" if there is none.
+func (s *Scenario) address(rnd *rand.Rand, l *loan, n, keep int) string {
+	l.ip = s.m.borrowAddr(rnd, n, keep)
+	return l.ip
+}
+
+// logIn logs in to an account, sometimes after typos.
+func (s *Scenario) logIn(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+	id := s.account(u.Rand, l, false)
+	if id == 0 {
+		return nil
+	}
 	typos := u.Rand.IntN(3)
-	if id == 0 || s.m.userFailures(id)+typos >= data.LockThreshold {
+	if s.m.userFailures(id)+typos >= data.LockThreshold {
 		typos = 0
 	}
-	ip := s.address(u.Rand, o, typos)
-	if id == 0 || ip == "" {
+	ip := s.address(u.Rand, l, typos, 0)
+	if ip == "" {
 		return nil
 	}
 	return s.tryPasswords(ctx, r, u, id, typos, ip)
 }
 
-// lockAccount locks an account of o with wrong passwords, then tries the
-// right one.
-func (s *Scenario) lockAccount(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
-	id := s.account(u.Rand, o, false)
+// lockAccount locks an account with wrong passwords, then tries the right
+// one.
+func (s *Scenario) lockAccount(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+	id := s.account(u.Rand, l, false)
 	if id == 0 {
 		return nil
 	}
 	n := data.LockThreshold - s.m.userFailures(id)
-	ip := s.address(u.Rand, o, n+1)
+	ip := s.address(u.Rand, l, n+1, 0)
 	if ip == "" {
 		return nil
 	}
 	return s.tryPasswords(ctx, r, u, id, n, ip)
 }
 
-// getBanned gets an address of o banned with unknown logins, then tries a
-// right password from it.
-func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
-	ip := s.address(u.Rand, o, 0)
-	id := s.account(u.Rand, o, false)
-	if ip == "" || id == 0 || s.usableAddrs(o) < 4 {
+// getBanned gets an address banned with unknown logins, then tries a right
+// password from it. It leaves addrReserve addresses free for the other
+// sessions.
+func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+	ip := s.address(u.Rand, l, 0, addrReserve)
+	if ip == "" {
+		return nil
+	}
+	id := s.account(u.Rand, l, false)
+	if id == 0 {
 		return nil
 	}
 	for ctx.Err() == nil && s.m.ipCount(ip) < data.BanThreshold {
@@ -92,29 +122,37 @@ func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User,
 	return s.tryPasswords(ctx, r, u, id, 0, ip)
 }
 
-// tryLocked tries a locked account of o with its right password.
-func (s *Scenario) tryLocked(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
-	id, ip := s.account(u.Rand, o, true), s.address(u.Rand, o, 1)
-	if id == 0 || ip == "" {
+// tryLocked tries a locked account with its right password.
+func (s *Scenario) tryLocked(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+	id := s.account(u.Rand, l, true)
+	if id == 0 {
+		return nil
+	}
+	ip := s.address(u.Rand, l, 1, 0)
+	if ip == "" {
 		return nil
 	}
 	return s.tryPasswords(ctx, r, u, id, 0, ip)
 }
 
-// tryInitiallyBanned tries a right password from o's initially banned
-// address.
-func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
-	id := s.account(u.Rand, o, false)
-	if id == 0 || !s.m.usable(0, o.banned) {
+// tryInitiallyBanned tries a right password from an address the initial
+// data bans. Those addresses are shared: attempt sends theirs one at a time.
+func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+	banned := s.m.init.Banned[u.Rand.IntN(len(s.m.init.Banned))]
+	if !s.m.usable(0, banned) {
 		return nil
 	}
-	return s.tryPasswords(ctx, r, u, id, 0, o.banned)
+	id := s.account(u.Rand, l, false)
+	if id == 0 {
+		return nil
+	}
+	return s.tryPasswords(ctx, r, u, id, 0, banned)
 }
 
 // anonymousMypage fails a login, then opens /mypage with the session that is
 // not logged in.
-func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine.User, o owned) error {
-	ip := s.address(u.Rand, o, 1)
+func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+	ip := s.address(u.Rand, l, 1, 0)
 	if ip == "" {
 		return nil
 	}
@@ -143,60 +181,6 @@ func (s *Scenario) try(ctx context.Context, r *engine.Run, u *engine.User, id in
 		return nil
 	}
 	return s.attempt(ctx, r, u.Agent, id, login, password, ip, u)
-}
-
-// owned is what one virtual user may use: its own accounts and addresses,
-// so that no two users ever have attempts for one login or from one address
-// in flight at once (MANUAL: "The rules").
-type owned struct {
-	first, last int64    // account ids
-	addrs       []string // in 192.168.0.0/16, never in the initial log
-	banned      string   // an initially banned address (shared, serialised)
-}
-
-// owned returns what virtual user n owns.
-func (s *Scenario) owned(n int) owned {
-	o := owned{first: int64(n)*chunk + 1, last: int64(n+1) * chunk}
-	for k := range addrsPerUser {
-		o.addrs = append(o.addrs, fmt.Sprintf("192.168.%d.%d", n/16, n%16*16+k))
-	}
-	o.banned = s.m.init.Banned[n%len(s.m.init.Banned)]
-	return o
-}
-
-// account picks a usable account of o: unlocked when wantLocked is false,
-// locked otherwise; 0 if there is none after a few tries.
-func (s *Scenario) account(rnd *rand.Rand, o owned, wantLocked bool) int64 {
-	for range 50 {
-		id := o.first + rnd.Int64N(o.last-o.first+1)
-		if s.m.locked(id) == wantLocked && s.m.usable(id, "") {
-			return id
-		}
-	}
-	return 0
-}
-
-// address picks a usable address of o with room for n more failures before
-// a ban; "" if there is none.
-func (s *Scenario) address(rnd *rand.Rand, o owned, n int) string {
-	for _, k := range rnd.Perm(len(o.addrs)) {
-		ip := o.addrs[k]
-		if s.m.ipCount(ip)+n < data.BanThreshold && s.m.usable(0, ip) {
-			return ip
-		}
-	}
-	return ""
-}
-
-// usableAddrs counts the addresses of o that are usable and not banned.
-func (s *Scenario) usableAddrs(o owned) int {
-	n := 0
-	for _, ip := range o.addrs {
-		if s.m.ipCount(ip) < data.BanThreshold && s.m.usable(0, ip) {
-			n++
-		}
-	}
-	return n
 }
 
 // unknownLogin is a login that names no user.
