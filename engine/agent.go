@@ -303,6 +303,11 @@ func (a *Agent) classify(ctx, rctx context.Context, endpoint string, u *url.URL,
 	switch {
 	case ctx.Err() != nil:
 		e.Code, e.Message, e.Detail = "cut-off", "cut off by the end of the phase", fmt.Errorf("%w: %v", ErrCutOff, err)
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		// Out of file descriptors while dialling: the benchmarker's own
+		// limit, not the app's fault.
+		e.Class, e.Code = ClassInternal, "open-files"
+		e.Message = "the benchmarker ran out of open files (raise its ulimit -n, or lower the users)"
 	case errors.Is(err, errBodyTooLarge):
 		e.Code, e.Message = "too-large", fmt.Sprintf("response body larger than %d bytes", a.cfg.MaxBodyBytes)
 	case timedOut && dial && rctx.Err() == nil:

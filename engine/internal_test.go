@@ -2,9 +2,14 @@ package engine
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"net"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -193,10 +198,10 @@ func TestControllerKnee(t *testing.T) {
 		cause string
 	}{
 		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests"},
-		{20, 250 * time.Millisecond, 20, "healthy"},                           // a quarter: not past it
+		{20, 250 * time.Millisecond, 20, "healthy"},                                                                       // a quarter: not past it
 		{40, 300 * time.Millisecond, 3, "mean response 300ms, 0.0% slower than 1s, no timeouts or errors; near capacity"}, // 40/16
-		{43, 400 * time.Millisecond, 3, "near capacity"},                      // the step is reset each time
-		{46, 100 * time.Millisecond, 6, "healthy"},                            // then doubles: 46/8
+		{43, 400 * time.Millisecond, 3, "near capacity"},                                                                  // the step is reset each time
+		{46, 100 * time.Millisecond, 6, "healthy"},                                                                        // then doubles: 46/8
 	} {
 		w := window{Requests: 100, Answered: 100, Latency: 100 * s.mean}
 		delta, kind, _, cause := c.decide(w, s.users)
@@ -241,5 +246,18 @@ func TestMixInterleavesExactShares(t *testing.T) {
 	}
 	if counts["writer"] != 100 || counts["commenter"] != 300 || counts["browser"] != 600 {
 		t.Errorf("1000 sessions: %v", counts)
+	}
+}
+
+// TestOutOfOpenFilesIsTheBenchmarkers: a dial that fails for want of file
+// descriptors is an internal error, never charged to the app.
+func TestOutOfOpenFilesIsTheBenchmarkers(t *testing.T) {
+	t.Parallel()
+	a := &Agent{cfg: AgentConfig{}.withDefaults()}
+	u, _ := url.Parse("http://127.0.0.1:1/")
+	err := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}
+	e := a.classify(context.Background(), context.Background(), "GET /", u, err, "headers", time.Millisecond)
+	if e.Class != ClassInternal || e.Code != "open-files" {
+		t.Errorf("class %s code %s: %s", e.Class, e.Code, e.Message)
 	}
 }
