@@ -20,6 +20,10 @@ const (
 	// DefaultBackoff is the fraction of the users removed when the target
 	// falls behind.
 	DefaultBackoff = 0.2
+	// MaxArrivalRate is the most users a second the controller lets arrive:
+	// thousands of new users opening their connections at once would
+	// overflow the target's listen queue, a fault of the benchmarker's.
+	MaxArrivalRate = 500
 	// DefaultMaxUsers caps the users of one run.
 	DefaultMaxUsers = 2000
 	// DefaultSlowRequest is the latency above which a request counts as slow.
@@ -36,6 +40,11 @@ const (
 	// and grows by its smallest step: past its capacity an app's responses
 	// slow down steeply as requests queue.
 	kneeShare = 0.25
+	// kneeRise is how many times its fastest mean response the target's mean
+	// may take, once over kneeFloor, before the controller takes it to be
+	// near its capacity: responses that slow down that much are queueing.
+	kneeRise  = 4
+	kneeFloor = time.Millisecond
 )
 
 // LoadPolicy is how the load controller sets the number of users to what the
@@ -49,7 +58,8 @@ const (
 // falls to a sixteenth of that whenever the target fell behind or came near
 // the slow limit, and doubles after each step taken, up to Growth again. A
 // removed user finishes the session it is in; users added arrive one after
-// another across the next interval. Zero fields take their Default constants.
+// another across the next interval (at most MaxArrivalRate a second), and
+// until they all have, only timeouts are acted on. Zero fields take their Default constants.
 type LoadPolicy struct {
 	StartUsers     int
 	Interval       time.Duration
@@ -163,19 +173,27 @@ var LimitReasons = map[string]string{
 // controller holds what the load controller remembers between decisions.
 type controller struct {
 	p      LoadPolicy
-	step   float64  // the next step up, as a fraction of the users
-	recent []window // the intervals since the last change, the newest last, at most Evidence
+	step    float64       // the next step up, as a fraction of the users
+	recent  []window      // the intervals since the last change, the newest last, at most Evidence
+	fastest time.Duration // the lowest mean response over a whole evidence so far
 }
 
 func newController(p LoadPolicy) *controller {
 	return &controller{p: p, step: p.Growth}
 }
 
-// decide takes one interval's window and the current users and returns how
-// many users to add (negative: remove), the kind of decision, a short reason
-// and the cause in words.
-func (c *controller) decide(w window, users int) (delta int, kind, reason, cause string) {
+// decide takes one interval's window, the current users and whether users
+// added are still arriving, and returns how many users to add (negative:
+// remove), the kind of decision, a short reason and the cause in words.
+// While users arrive, only timeouts count: the rest waits for them all.
+func (c *controller) decide(w window, users int, arriving bool) (delta int, kind, reason, cause string) {
 	p := c.p
+	if arriving {
+		if w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests) {
+			return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", w.Timeouts, w.Requests, 100*p.MaxTimeoutRate))
+		}
+		return 0, wait, "", ""
+	}
 	c.recent = append(c.recent, w)
 	if len(c.recent) > p.Evidence {
 		c.recent = c.recent[1:]
@@ -213,9 +231,12 @@ func (c *controller) decide(w window, users int) (delta int, kind, reason, cause
 	mean := ev.mean()
 	why := fmt.Sprintf("healthy for %s: %d requests, mean response %s, %.1f%% slower than %s, no timeouts or errors",
 		time.Duration(seen)*p.Interval, ev.Requests, roundLatency(mean), pct(ev.Slow), p.SlowRequest)
-	if float64(mean) > kneeShare*float64(p.SlowRequest) {
+	if ev.Answered > 0 && (c.fastest == 0 || mean < c.fastest) {
+		c.fastest = mean
+	}
+	if float64(mean) > kneeShare*float64(p.SlowRequest) || (mean > kneeFloor && mean > kneeRise*c.fastest) {
 		c.step = p.Growth * minStepShare
-		why += "; near capacity: smallest step"
+		why += fmt.Sprintf("; near capacity (fastest mean %s): smallest step", roundLatency(c.fastest))
 	}
 	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
 	c.step = min(2*c.step, p.Growth)

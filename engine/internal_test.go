@@ -157,7 +157,7 @@ func TestControllerDecisions(t *testing.T) {
 	}
 	c := newController(p)
 	for i, s := range steps {
-		delta, kind, _, cause := c.decide(s.w, s.users)
+		delta, kind, _, cause := c.decide(s.w, s.users, false)
 		if delta != s.delta || kind != s.kind || !strings.Contains(cause, s.cause) {
 			t.Fatalf("step %d (%s): %+v with %d users: %+d %s %q; want %+d %s %q", i, s.name, s.w, s.users, delta, kind, cause, s.delta, s.kind, s.cause)
 		}
@@ -186,8 +186,9 @@ func TestRulesExplain(t *testing.T) {
 }
 
 // TestControllerKnee: once the mean response time passes a quarter of
-// SlowRequest, though no request is yet slow, the target is near its
-// capacity, and the controller takes its smallest step.
+// SlowRequest, or four times the fastest mean seen, though no request is yet
+// slow, the target is near its capacity, and the controller takes its
+// smallest step.
 func TestControllerKnee(t *testing.T) {
 	t.Parallel()
 	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults())
@@ -197,14 +198,14 @@ func TestControllerKnee(t *testing.T) {
 		delta int
 		cause string
 	}{
-		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests"},
-		{20, 250 * time.Millisecond, 20, "healthy"},                                                                       // a quarter: not past it
-		{40, 300 * time.Millisecond, 3, "mean response 300ms, 0.0% slower than 1s, no timeouts or errors; near capacity"}, // 40/16
-		{43, 400 * time.Millisecond, 3, "near capacity"},                                                                  // the step is reset each time
-		{46, 100 * time.Millisecond, 6, "healthy"},                                                                        // then doubles: 46/8
+		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests, mean response 10ms"},
+		{20, 30 * time.Millisecond, 20, "healthy"},                                         // three times the fastest: not yet
+		{40, 50 * time.Millisecond, 3, "near capacity (fastest mean 10ms): smallest step"}, // five times: 40/16
+		{43, 300 * time.Millisecond, 3, "near capacity"},                                   // over a quarter of 1s; the step is reset each time
+		{46, 20 * time.Millisecond, 6, "healthy"},                                          // then doubles: 46/8
 	} {
 		w := window{Requests: 100, Answered: 100, Latency: 100 * s.mean}
-		delta, kind, _, cause := c.decide(w, s.users)
+		delta, kind, _, cause := c.decide(w, s.users, false)
 		if delta != s.delta || kind != Grow || !strings.Contains(cause, s.cause) {
 			t.Errorf("mean %s with %d users: %+d %s %q; want %+d grow %q", s.mean, s.users, delta, kind, cause, s.delta, s.cause)
 		}
@@ -259,5 +260,22 @@ func TestOutOfOpenFilesIsTheBenchmarkers(t *testing.T) {
 	e := a.classify(context.Background(), context.Background(), "GET /", u, err, "headers", time.Millisecond)
 	if e.Class != ClassInternal || e.Code != "open-files" {
 		t.Errorf("class %s code %s: %s", e.Class, e.Code, e.Message)
+	}
+}
+
+// TestControllerWhileArriving: until the users added have all arrived, the
+// controller acts on timeouts only, and the intervals are no evidence.
+func TestControllerWhileArriving(t *testing.T) {
+	t.Parallel()
+	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults())
+	healthy := window{Requests: 100, Answered: 100, Latency: 100 * time.Millisecond}
+	if d, kind, _, _ := c.decide(healthy, 20, true); d != 0 || kind != wait || len(c.recent) != 0 {
+		t.Errorf("arriving, healthy: %+d %s, %d intervals of evidence", d, kind, len(c.recent))
+	}
+	if d, kind, _, cause := c.decide(window{Requests: 100, Timeouts: 1}, 20, true); d != -4 || kind != Shrink {
+		t.Errorf("arriving, a timeout: %+d %s %q", d, kind, cause)
+	}
+	if d, kind, _, _ := c.decide(healthy, 16, false); d != 1 || kind != Grow {
+		t.Errorf("arrived, healthy: %+d %s", d, kind)
 	}
 }

@@ -445,6 +445,7 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 
 	ctl := newController(r.policy)
 	var last window
+	var arrived time.Time // when the users last added have all arrived
 	loadEnd := loadStart.Add(r.b.loadDuration)
 	for k := 1; ; k++ {
 		// The controller looks at the target every Interval of the run's
@@ -464,7 +465,7 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 		w := cur.minus(last)
 		last = cur
 		users := pool.size()
-		delta, kind, reason, cause := ctl.decide(w, users)
+		delta, kind, reason, cause := ctl.decide(w, users, r.b.clock.Now().Before(arrived))
 		if kind == wait {
 			continue
 		}
@@ -483,7 +484,11 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 		res.Load = append(res.Load, ch)
 		r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
 		if delta > 0 {
-			pool.add(delta, r.policy.Interval)
+			// Users arrive one after another across the next interval, or
+			// slower: at most MaxArrivalRate a second.
+			spread := max(r.policy.Interval, time.Duration(float64(delta)/MaxArrivalRate*float64(time.Second)))
+			arrived = r.b.clock.Now().Add(spread)
+			pool.add(delta, spread)
 		} else {
 			pool.retire(-delta)
 		}

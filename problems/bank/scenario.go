@@ -55,7 +55,9 @@ var (
 
 // Scenario is the bank benchmark.
 type Scenario struct {
-	m *model
+	m     *model
+	mix   *engine.Mix
+	plays map[string]play
 	// bannedLocks serialise attempts from the initially banned addresses,
 	// which virtual users share (the manual promises one attempt per
 	// address at a time).
@@ -72,7 +74,9 @@ func NewScenario() (*Scenario, error) {
 	}
 	m := newModel(data.Default(), st)
 	m.stock(loadAccounts, loadAddrs())
-	return &Scenario{m: m}, nil
+	sc := &Scenario{m: m, mix: newMix()}
+	sc.plays = sc.playsByRole()
+	return sc, nil
 }
 
 // loadAddrs are the addresses lent to the load's sessions: 192.168.X.Y for

@@ -13,7 +13,25 @@ import (
 	"github.com/tunecon/tunecon/problems/bank/data"
 )
 
-// User plays one session: it opens / and then, by chance, logs in (after a
+// The session mix (MANUAL: "The users"): of every hundred sessions
+// started, evenly interleaved, 55 log in, 15 lock an account, 10 get an
+// address banned, 10 try a locked account, 5 try an initially banned address
+// and 5 open /mypage without logging in.
+func newMix() *engine.Mix {
+	return engine.NewMix(engine.Share{Role: "log in", Weight: 55}, engine.Share{Role: "lock", Weight: 15},
+		engine.Share{Role: "get banned", Weight: 10}, engine.Share{Role: "try locked", Weight: 10},
+		engine.Share{Role: "try banned", Weight: 5}, engine.Share{Role: "anonymous", Weight: 5})
+}
+
+// play is one kind of session after its first /.
+type play func(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error
+
+func (s *Scenario) playsByRole() map[string]play {
+	return map[string]play{"log in": s.logIn, "lock": s.lockAccount, "get banned": s.getBanned,
+		"try locked": s.tryLocked, "try banned": s.tryInitiallyBanned, "anonymous": s.anonymousMypage}
+}
+
+// User plays one session: it opens / and then, as the mix says, logs in (after a
 // typo or two), locks an account, gets an address banned, tries a locked
 // account or a banned address, or opens /mypage without logging in. It
 // borrows the account and the address it uses from the model and gives them
@@ -23,24 +41,10 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 	if err := s.top(ctx, u.Agent, "", u); err != nil {
 		return err
 	}
-	var play func(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error
-	switch pick := u.Rand.IntN(100); {
-	case pick < 55:
-		play = s.logIn
-	case pick < 70:
-		play = s.lockAccount
-	case pick < 80:
-		play = s.getBanned
-	case pick < 90:
-		play = s.tryLocked
-	case pick < 95:
-		play = s.tryInitiallyBanned
-	default:
-		play = s.anonymousMypage
-	}
+	act := s.plays[s.mix.Next()]
 	l := &loan{}
 	defer func() { s.m.giveBack(l.id, l.ip) }()
-	if err := play(ctx, r, u, l); err != nil {
+	if err := act(ctx, r, u, l); err != nil {
 		return err
 	}
 	u.Think(ctx, thinkMin, thinkMax)
