@@ -172,7 +172,7 @@ var LimitReasons = map[string]string{
 
 // controller holds what the load controller remembers between decisions.
 type controller struct {
-	p      LoadPolicy
+	p       LoadPolicy
 	step    float64       // the next step up, as a fraction of the users
 	recent  []window      // the intervals since the last change, the newest last, at most Evidence
 	fastest time.Duration // the lowest mean response over a whole evidence so far
