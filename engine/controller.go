@@ -44,7 +44,7 @@ const (
 	// may take, once over kneeFloor, before the controller takes it to be
 	// near its capacity: responses that slow down that much are queueing.
 	kneeRise  = 4
-	kneeFloor = time.Millisecond
+	kneeFloor = 10 * time.Millisecond
 )
 
 // LoadPolicy is how the load controller sets the number of users to what the
