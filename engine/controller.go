@@ -20,9 +20,9 @@ const (
 	// DefaultBackoff is the fraction of the users removed when the target
 	// falls behind.
 	DefaultBackoff = 0.2
-	// MaxArrivalRate is the most users a second the controller lets arrive:
-	// thousands of new users opening their connections at once would
-	// overflow the target's listen queue, a fault of the benchmarker's.
+	// MaxArrivalRate is how many users a second arrive when the controller
+	// adds them: thousands of new users opening their connections at once
+	// would overflow the target's listen queue, a fault of the benchmarker's.
 	MaxArrivalRate = 500
 	// DefaultMaxUsers caps the users of one run.
 	DefaultMaxUsers = 2000
@@ -58,8 +58,8 @@ const (
 // falls to a sixteenth of that whenever the target fell behind or came near
 // the slow limit, and doubles after each step taken, up to Growth again. A
 // removed user finishes the session it is in; users added arrive one after
-// another across the next interval (at most MaxArrivalRate a second), and
-// until they all have, only timeouts are acted on. Zero fields take their Default constants.
+// another, MaxArrivalRate a second, and until they all have, only timeouts
+// are acted on. Zero fields take their Default constants.
 type LoadPolicy struct {
 	StartUsers     int
 	Interval       time.Duration

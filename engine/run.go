@@ -484,9 +484,8 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 		res.Load = append(res.Load, ch)
 		r.Logf("load controller at %.0fs: users %d -> %d; %s", ch.AtSeconds, ch.From, ch.To, cause)
 		if delta > 0 {
-			// Users arrive one after another across the next interval, or
-			// slower: at most MaxArrivalRate a second.
-			spread := max(r.policy.Interval, time.Duration(float64(delta)/MaxArrivalRate*float64(time.Second)))
+			// Users arrive one after another, MaxArrivalRate a second.
+			spread := time.Duration(float64(delta) / MaxArrivalRate * float64(time.Second))
 			arrived = r.b.clock.Now().Add(spread)
 			pool.add(delta, spread)
 		} else {
