@@ -93,25 +93,13 @@ func TestPoolLendsOnlyWhatCameBack(t *testing.T) {
 	m := smallModel(t, 20, 5)
 	rnd := rand.New(rand.NewPCG(1, 2))
 	seen := map[int64]bool{}
-	for {
-		id := m.borrowAccount(rnd, false)
-		if id == 0 {
-			break
+	for _, locked := range []bool{false, true} {
+		for id := m.borrowAccount(rnd, locked); id != 0; id = m.borrowAccount(rnd, locked) {
+			if seen[id] {
+				t.Fatalf("account %d lent twice without coming back", id)
+			}
+			seen[id] = true
 		}
-		if seen[id] {
-			t.Fatalf("account %d lent twice without coming back", id)
-		}
-		seen[id] = true
-	}
-	for {
-		id := m.borrowAccount(rnd, true)
-		if id == 0 {
-			break
-		}
-		if seen[id] {
-			t.Fatalf("account %d lent twice without coming back", id)
-		}
-		seen[id] = true
 	}
 	if len(seen) != 20 {
 		t.Fatalf("lent %d accounts, want all 20", len(seen))
