@@ -155,19 +155,25 @@ type LoadChange struct {
 	LastAtSeconds float64 `json:"last_at_s,omitempty"`
 	// Reason is the decision's cause without its figures: for a shrink
 	// "timeouts" or "slow", for a hold "idle", "errors", "near", "max" or
-	// "min" (see LimitReasons); empty for growth.
+	// "min" (see LimitReason); empty for growth.
 	Reason string `json:"reason,omitempty"`
 }
 
-// LimitReasons says in words what each Reason of a hold or shrink means.
-var LimitReasons = map[string]string{
-	"timeouts": "timeouts",
-	"slow":     "slow requests over the limit",
-	"near":     "slow requests near the limit",
-	"errors":   "errors",
-	"idle":     "no request completed",
-	"max":      "the scenario's maximum of users",
-	"min":      "falling behind at the minimum of users",
+// LimitReason says in words what a Reason of a hold or shrink means.
+func LimitReason(reason string) string {
+	switch reason {
+	case "slow":
+		return "slow requests over the limit"
+	case "near":
+		return "slow requests near the limit"
+	case "idle":
+		return "no request completed"
+	case "max":
+		return "the scenario's maximum of users"
+	case "min":
+		return "falling behind at the minimum of users"
+	}
+	return reason // "timeouts", "errors"
 }
 
 // controller holds what the load controller remembers between decisions.

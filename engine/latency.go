@@ -72,13 +72,13 @@ func (s *stats) endpoint(name string) *endpointStat {
 	return e
 }
 
-// slot returns the current timeline slot, or nil outside the load phase.
-func (s *stats) slot() *timelineSlot {
+// slot returns the timeline slot of now, or nil outside the load phase.
+func (s *stats) slot(now time.Time) *timelineSlot {
 	start := s.start.Load()
 	if start == 0 {
 		return nil
 	}
-	i := int(s.now().UnixNano()-start) / int(time.Second)
+	i := int(now.UnixNano()-start) / int(time.Second)
 	if i < 0 || i >= len(s.timeline) {
 		return nil
 	}
@@ -92,10 +92,11 @@ func (s *stats) request(endpoint string, d time.Duration) {
 	e.mu.Lock()
 	_ = e.hist.RecordValue(min(us, histMaxMicros))
 	e.mu.Unlock()
-	if sl := s.slot(); sl != nil {
+	now := s.now()
+	if sl := s.slot(now); sl != nil {
 		s.requests.Add(1)
 		sl.requests.Add(1)
-		if s.evidence(d, d > s.slowAfter, false) {
+		if s.evidence(now, d, d > s.slowAfter, false) {
 			s.ctlAnswered.Add(1)
 			s.ctlLatency.Add(int64(d))
 		}
@@ -105,18 +106,19 @@ func (s *stats) request(endpoint string, d time.Duration) {
 // failed records a request that got no usable answer after took, a timeout
 // or not (it has no latency).
 func (s *stats) failed(endpoint string, took time.Duration, timeout bool) {
-	if sl := s.slot(); sl != nil {
+	now := s.now()
+	if sl := s.slot(now); sl != nil {
 		s.requests.Add(1)
 		sl.requests.Add(1)
-		s.evidence(took, false, timeout)
+		s.evidence(now, took, false, timeout)
 	}
 	s.endpoint(endpoint)
 }
 
 // evidence counts a request that took d for the load controller, if it
 // started after the controller's last change, and reports whether it did.
-func (s *stats) evidence(d time.Duration, slow, timeout bool) bool {
-	if s.now().Add(-d).UnixNano() < s.ctlSince.Load() {
+func (s *stats) evidence(now time.Time, d time.Duration, slow, timeout bool) bool {
+	if now.Add(-d).UnixNano() < s.ctlSince.Load() {
 		return false
 	}
 	s.ctlRequests.Add(1)
@@ -141,13 +143,13 @@ func (s *stats) charged(endpoint string) {
 	if endpoint != "" {
 		s.endpoint(endpoint).errors.Add(1)
 	}
-	if sl := s.slot(); sl != nil {
+	if sl := s.slot(s.now()); sl != nil {
 		sl.errors.Add(1)
 	}
 }
 
 func (s *stats) setUsers(n int) {
-	if sl := s.slot(); sl != nil {
+	if sl := s.slot(s.now()); sl != nil {
 		sl.users.Store(int64(n))
 	}
 }

@@ -227,7 +227,7 @@ func (r *Result) WriteSummary(w io.Writer) error {
 				if i == 0 {
 					sep = ""
 				}
-				fmt.Fprintf(&b, "%s %s (%d)", sep, LimitReasons[reason], r.LimitedBy[reason])
+				fmt.Fprintf(&b, "%s %s (%d)", sep, LimitReason(reason), r.LimitedBy[reason])
 			}
 			b.WriteString("\n")
 		}
