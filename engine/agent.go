@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -12,10 +10,12 @@ import (
 	"net/http/cookiejar"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
 )
 
 // Defaults of a virtual user's HTTP behaviour.
@@ -31,7 +31,8 @@ const (
 	// DefaultMaxConnsPerUser is how many connections one user may hold to the
 	// target, as a browser does per host.
 	DefaultMaxConnsPerUser = 6
-	// DefaultIdleConnTimeout closes a keep-alive connection unused this long.
+	// DefaultIdleConnTimeout: a keep-alive connection unused this long is
+	// closed rather than used again.
 	DefaultIdleConnTimeout = 30 * time.Second
 	// DefaultAssetParallelism is how many assets of a page a user fetches at once.
 	DefaultAssetParallelism = 4
@@ -86,30 +87,6 @@ func (c AgentConfig) withDefaults() AgentConfig {
 	return c
 }
 
-// newTransport builds the one place connection policy is decided.
-func newTransport(c AgentConfig) *http.Transport {
-	perHost := DefaultMaxConnsPerUser
-	maxConns := DefaultMaxConnsPerUser
-	if c.Pool == PoolShared {
-		perHost, maxConns = 100_000, 0
-	}
-	dial := c.dial
-	if dial == nil {
-		dial = (&net.Dialer{Timeout: c.ConnectTimeout, KeepAlive: 30 * time.Second}).DialContext
-	}
-	return &http.Transport{
-		Proxy:                 nil, // a benchmark never goes through the environment's proxy
-		DialContext:           dial,
-		ResponseHeaderTimeout: c.FirstByteTimeout,
-		TLSHandshakeTimeout:   c.ConnectTimeout,
-		TLSClientConfig:       &tls.Config{InsecureSkipVerify: true}, // contest targets often use self-signed certificates
-		MaxIdleConnsPerHost:   perHost,
-		MaxConnsPerHost:       maxConns,
-		IdleConnTimeout:       DefaultIdleConnTimeout,
-		DisableKeepAlives:     c.NoKeepAlive,
-	}
-}
-
 // recorder is what an agent reports requests to.
 type recorder interface {
 	request(endpoint string, d time.Duration)
@@ -123,11 +100,13 @@ func (nopRecorder) failed(string, time.Duration, bool) {}
 
 // Agent is one virtual user's browser: its own cookie jar and cache, redirects
 // left to the scenario, gzip, timeouts, a body size cap, and asset checks
-// against the problem's manifest. An Agent is not shared between users.
+// against the problem's manifest. An Agent is not shared between users, but
+// it may run requests concurrently (as FetchAssets does).
 type Agent struct {
 	base     *url.URL
 	cfg      AgentConfig
-	client   *http.Client
+	tr       *transport
+	jar      atomic.Pointer[cookiejar.Jar] // made at the first cookie
 	cache    *cache
 	rec      recorder
 	manifest Manifest
@@ -141,14 +120,8 @@ func NewAgent(base *url.URL, cfg AgentConfig, manifest Manifest) *Agent {
 	return newAgent(base, cfg, newTransport(cfg), nopRecorder{}, manifest, WallClock)
 }
 
-func newAgent(base *url.URL, cfg AgentConfig, rt http.RoundTripper, rec recorder, manifest Manifest, clock Clock) *Agent {
-	jar, _ := cookiejar.New(nil) // never fails without options
-	a := &Agent{base: base, cfg: cfg, rec: rec, manifest: manifest, clock: clock}
-	a.client = &http.Client{
-		Transport:     rt,
-		Jar:           jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+func newAgent(base *url.URL, cfg AgentConfig, tr *transport, rec recorder, manifest Manifest, clock Clock) *Agent {
+	a := &Agent{base: base, cfg: cfg, tr: tr, rec: rec, manifest: manifest, clock: clock}
 	if !cfg.NoCache {
 		a.cache = newCache()
 	}
@@ -156,7 +129,7 @@ func newAgent(base *url.URL, cfg AgentConfig, rt http.RoundTripper, rec recorder
 }
 
 // Close releases the agent's idle connections.
-func (a *Agent) Close() { a.client.CloseIdleConnections() }
+func (a *Agent) Close() { a.tr.CloseIdleConnections() }
 
 // Base is the target's base URL.
 func (a *Agent) Base() *url.URL { return a.base }
@@ -177,6 +150,7 @@ type Response struct {
 	// Revalidated: a 304 answered a conditional request; StatusCode is 200
 	// and Body is the cached body.
 	Revalidated bool
+	root        *html.Node // the parsed body, once parsed
 	doc         *goquery.Document
 }
 
@@ -199,88 +173,142 @@ func (a *Agent) PostForm(ctx context.Context, endpoint, path string, form url.Va
 // transport failures and oversized bodies ClassApplication, and a request cut
 // off because ctx ended wraps ErrCutOff.
 func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header http.Header, body []byte) (*Response, error) {
-	u, err := a.base.Parse(path)
+	u, err := a.resolve(path)
 	if err != nil {
 		return nil, Internalf("bad-path", "cannot resolve %q: %v", path, err)
 	}
 	res := &Response{Endpoint: endpoint, Method: method, URL: u}
 	var entry *cacheEntry
-	if method == http.MethodGet && a.cache != nil {
-		entry = a.cache.lookup(u.String())
+	var key string // the cache's key, made only when the cache is used
+	if method == http.MethodGet && a.cache != nil && !a.cache.empty() {
+		key = u.String()
+		entry = a.cache.lookup(key)
 		if entry != nil && entry.fresh(a.clock.Now()) {
 			res.StatusCode, res.Header, res.Body, res.FromCache = entry.status, entry.header, entry.body, true
 			res.Sent, res.Received = a.clock.Now(), a.clock.Now()
 			return res, nil
 		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, a.cfg.RequestTimeout)
-	defer cancel()
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	rq := wireRequest{method: method, u: u, header: header, body: body, ua: a.cfg.UserAgent}
+	if jar := a.jar.Load(); jar != nil {
+		rq.cookie = cookieHeader(jar.Cookies(u))
 	}
-	req, err := http.NewRequestWithContext(rctx, method, u.String(), rd)
-	if err != nil {
-		return nil, Internalf("bad-request", "cannot build request %s %s: %v", method, u, err)
-	}
-	for k, v := range header {
-		req.Header[k] = v
-	}
-	req.Header.Set("User-Agent", a.cfg.UserAgent)
 	if entry != nil {
-		entry.addValidators(req.Header)
+		rq.ifNoneMatch, rq.ifModifiedSince = entry.etag, entry.lastModified
 	}
 
 	res.Sent = a.clock.Now()
-	resp, err := a.client.Do(req)
+	wr, err := a.tr.roundTrip(ctx, &rq)
 	if err != nil {
-		return nil, a.failed(ctx, rctx, endpoint, u, err, "headers", a.clock.Now().Sub(res.Sent))
+		if e, ok := err.(*Error); ok { // the scenario's own fault: nothing was sent
+			e.Request, e.URL = endpoint, u.String()
+			return nil, e
+		}
+		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent))
 	}
-	data, err := readBody(resp.Body, resp.ContentLength, a.cfg.MaxBodyBytes)
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
-	if err != nil {
-		return nil, a.failed(ctx, rctx, endpoint, u, err, "body", res.Elapsed)
-	}
 	a.rec.request(endpoint, res.Elapsed)
-	res.StatusCode, res.Header, res.Body = resp.StatusCode, resp.Header, data
+	res.StatusCode, res.Header, res.Body = wr.status, wr.header, wr.body
+	if _, ok := wr.header["Set-Cookie"]; ok {
+		a.setCookies(u, wr.header)
+	}
 
 	if a.cache != nil && method == http.MethodGet {
 		switch {
-		case resp.StatusCode == http.StatusNotModified && entry != nil:
-			entry.refresh(resp.Header, a.clock.Now())
+		case wr.status == http.StatusNotModified && entry != nil:
+			entry.refresh(wr.header, a.clock.Now())
 			res.StatusCode, res.Body, res.Revalidated = entry.status, entry.body, true
-		case entry != nil || cacheable(resp.Header):
-			a.cache.store(u.String(), resp.StatusCode, resp.Header, data, a.clock.Now())
+		case entry != nil || cacheable(wr.header):
+			if key == "" {
+				key = u.String()
+			}
+			a.cache.store(key, wr.status, wr.header, wr.body, a.clock.Now())
 		}
 	}
 	return res, nil
 }
 
-// errBodyTooLarge is returned by readBody past the size cap.
-var errBodyTooLarge = errors.New("response body too large")
+// resolve is base.Parse(path), without parsing the common case: an
+// absolute path of plain characters, with or without a plain query.
+func (a *Agent) resolve(path string) (*url.URL, error) {
+	if p, q, ok := plainPath(path); ok && a.base.Opaque == "" {
+		return &url.URL{Scheme: a.base.Scheme, User: a.base.User, Host: a.base.Host, Path: p, RawQuery: q}, nil
+	}
+	return a.base.Parse(path)
+}
 
-// readBody reads the whole body up to limit bytes and always closes it; a
-// known length sizes the buffer once.
-func readBody(body io.ReadCloser, length, limit int64) ([]byte, error) {
-	defer body.Close()
-	var buf bytes.Buffer
-	if length > 0 && length <= limit {
-		buf.Grow(int(length) + 1) // +1: ReadFrom needs room to see EOF
+// plainPath splits "/a/b?q" when resolving it against any base gives that
+// path and query unchanged: no dot segments, no empty segments, no escapes
+// in the path, nothing a URL would encode differently.
+func plainPath(s string) (path, query string, ok bool) {
+	path, query, hasQuery := strings.Cut(s, "?")
+	if len(path) == 0 || path[0] != '/' || (hasQuery && query == "") {
+		return "", "", false
 	}
-	_, err := buf.ReadFrom(io.LimitReader(body, limit+1))
-	if err != nil {
-		return nil, err
+	for i := 0; i < len(path); i++ {
+		c := path[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '~':
+		case c == '/':
+			if i+1 < len(path) && (path[i+1] == '/' || path[i+1] == '.') {
+				return "", "", false // an empty segment, or one that starts with a dot
+			}
+		case c == '.' && i > 0 && path[i-1] != '/':
+		default:
+			return "", "", false
+		}
 	}
-	if int64(buf.Len()) > limit {
-		return nil, fmt.Errorf("%w: more than %d bytes", errBodyTooLarge, limit)
+	for i := 0; i < len(query); i++ {
+		c := query[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("-_.~=&%+,:@/", c) >= 0:
+		default:
+			return "", "", false
+		}
 	}
-	return buf.Bytes(), nil
+	return path, query, true
+}
+
+// cookieHeader is the Cookie header of the jar's cookies for a request.
+func cookieHeader(cookies []*http.Cookie) string {
+	switch len(cookies) {
+	case 0:
+		return ""
+	case 1:
+		return cookies[0].String()
+	}
+	var b strings.Builder
+	for i, c := range cookies {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(c.String())
+	}
+	return b.String()
+}
+
+// setCookies keeps a response's cookies in the agent's jar, made at the
+// first cookie.
+func (a *Agent) setCookies(u *url.URL, h http.Header) {
+	cookies := (&http.Response{Header: h}).Cookies()
+	if len(cookies) == 0 {
+		return
+	}
+	jar := a.jar.Load()
+	if jar == nil {
+		jar, _ = cookiejar.New(nil) // never fails without options
+		if !a.jar.CompareAndSwap(nil, jar) {
+			jar = a.jar.Load()
+		}
+	}
+	jar.SetCookies(u, cookies)
 }
 
 // failed classifies a request's transport error and records it.
-func (a *Agent) failed(ctx, rctx context.Context, endpoint string, u *url.URL, err error, stage string, took time.Duration) *Error {
-	e := a.classify(ctx, rctx, endpoint, u, err, stage, took)
+func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration) *Error {
+	e := a.classify(ctx, endpoint, u, err, took)
 	a.rec.failed(endpoint, took, e.Class == ClassTimeout)
 	return e
 }
@@ -289,17 +317,15 @@ func (a *Agent) failed(ctx, rctx context.Context, endpoint string, u *url.URL, e
 // happened, and the limit it passed. The message is the same for every
 // request that failed the same way (contestants see each distinct message
 // once, with a count); the staff log's detail adds how long this request took.
-// ctx is the caller's context, rctx the request's own (with RequestTimeout);
-// stage says whether the response headers had come.
-func (a *Agent) classify(ctx, rctx context.Context, endpoint string, u *url.URL, err error, stage string, took time.Duration) *Error {
+// ctx is the caller's context: its end cuts the request off.
+func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration) *Error {
 	e := &Error{Request: endpoint, URL: u.String(), Class: ClassApplication, Code: "connection",
 		Detail: fmt.Errorf("after %s: %w", took.Round(time.Millisecond), err)}
-	var ne net.Error
-	var op *net.OpError
-	dial := errors.As(err, &op) && op.Op == "dial"
-	// Dial and header timeouts also match context.DeadlineExceeded: they are
-	// told apart first, by what timed out, not by the error's type alone.
-	timedOut := errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	var we *wireError
+	stage, limit := stageHeaders, limitNone
+	if errors.As(err, &we) {
+		stage, limit = we.stage, we.limit
+	}
 	switch {
 	case ctx.Err() != nil:
 		e.Code, e.Message, e.Detail = "cut-off", "cut off by the end of the phase", fmt.Errorf("%w: %v", ErrCutOff, err)
@@ -310,24 +336,24 @@ func (a *Agent) classify(ctx, rctx context.Context, endpoint string, u *url.URL,
 		e.Message = "the benchmarker ran out of open files (raise its ulimit -n, or lower the users)"
 	case errors.Is(err, errBodyTooLarge):
 		e.Code, e.Message = "too-large", fmt.Sprintf("response body larger than %d bytes", a.cfg.MaxBodyBytes)
-	case timedOut && dial && rctx.Err() == nil:
+	case limit == limitConnect:
 		e.Class, e.Code = ClassTimeout, "connect-timeout"
 		e.Message = fmt.Sprintf("could not connect within %s (is the target's listen queue full?)", a.cfg.ConnectTimeout)
-	case timedOut && rctx.Err() == context.DeadlineExceeded:
-		e.Class, e.Code = ClassTimeout, "timeout"
-		e.Message = fmt.Sprintf("no complete response within %s", a.cfg.RequestTimeout)
-	case timedOut && stage == "headers":
+	case limit == limitTLS:
+		e.Class, e.Code = ClassTimeout, "connect-timeout"
+		e.Message = fmt.Sprintf("no TLS handshake within %s", a.cfg.ConnectTimeout)
+	case limit == limitHeaders:
 		e.Class, e.Code = ClassTimeout, "timeout"
 		e.Message = fmt.Sprintf("no response headers within %s", a.cfg.FirstByteTimeout)
-	case timedOut:
+	case limit == limitWhole:
 		e.Class, e.Code = ClassTimeout, "timeout"
-		e.Message = fmt.Sprintf("response body not complete within %s", a.cfg.RequestTimeout)
+		e.Message = fmt.Sprintf("no complete response within %s", a.cfg.RequestTimeout)
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Message = "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		e.Message = "connection reset by the target"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		if stage == "body" {
+		if stage == stageBody {
 			e.Message = "connection closed before the response body was complete"
 		} else {
 			e.Message = "connection closed without a response"
@@ -379,11 +405,26 @@ func (r *Response) Document() (*goquery.Document, error) {
 	if r.doc != nil {
 		return r.doc, nil
 	}
-	doc, err := goquery.NewDocumentFromReader(bytes.NewReader(r.Body))
+	root, err := r.node()
 	if err != nil {
-		return nil, &Error{Code: "html", Request: r.Endpoint, Message: "response is not parseable HTML", Detail: err}
+		return nil, err
 	}
+	doc := goquery.NewDocumentFromNode(root)
 	doc.Url = r.URL
 	r.doc = doc
 	return doc, nil
+}
+
+// node parses the body as HTML once and returns its document node; the
+// checks that need no goquery selection read it directly.
+func (r *Response) node() (*html.Node, error) {
+	if r.root != nil {
+		return r.root, nil
+	}
+	root, err := parseHTML(r.Body)
+	if err != nil {
+		return nil, &Error{Code: "html", Request: r.Endpoint, Message: "response is not parseable HTML", Detail: err}
+	}
+	r.root = root
+	return root, nil
 }

@@ -29,7 +29,16 @@ type cacheEntry struct {
 	expires      time.Time // zero: must revalidate
 }
 
-func newCache() *cache { return &cache{entries: map[string]*cacheEntry{}} }
+// newCache returns an empty cache; its map is made at the first entry, so a
+// user who fetches nothing cacheable pays nothing for it.
+func newCache() *cache { return &cache{} }
+
+// empty reports whether there is nothing to look up.
+func (c *cache) empty() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries) == 0
+}
 
 func (c *cache) lookup(key string) *cacheEntry {
 	c.mu.Lock()
@@ -62,7 +71,9 @@ func (e *cacheEntry) refresh(h http.Header, now time.Time) {
 
 // cacheable reports whether a response carries anything a cache could use.
 func cacheable(h http.Header) bool {
-	return h.Get("ETag") != "" || h.Get("Last-Modified") != "" || h.Get("Cache-Control") != "" || h.Get("Expires") != ""
+	// The keys are canonical: index the map without canonicalizing them again.
+	nonEmpty := func(k string) bool { v := h[k]; return len(v) > 0 && v[0] != "" }
+	return nonEmpty("Etag") || nonEmpty("Last-Modified") || nonEmpty("Cache-Control") || nonEmpty("Expires")
 }
 
 // store keeps a 200 response that a browser would keep.
@@ -87,6 +98,9 @@ func (c *cache) store(key string, status int, h http.Header, body []byte, now ti
 	}
 	if len(c.entries) >= DefaultCacheEntries {
 		clear(c.entries)
+	}
+	if c.entries == nil {
+		c.entries = map[string]*cacheEntry{}
 	}
 	c.entries[key] = e
 }

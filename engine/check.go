@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
+	"golang.org/x/net/html"
 )
 
 // Check validates one aspect of a response. A failed check returns an *Error
@@ -79,14 +80,54 @@ func HeaderHasToken(name, token string) Check {
 
 // ContentType expects a media type such as "text/html", ignoring parameters.
 func ContentType(mediaType string) Check {
+	// The usual answers ("text/html" with or without "; charset=utf-8") are
+	// read without mime.ParseMediaType, which makes a map per call; only when
+	// they are exactly that, so that anything else is judged by it as before.
+	_, params, err := mime.ParseMediaType(mediaType)
+	quick := err == nil && len(params) == 0 && !strings.ContainsAny(mediaType, " \t;")
 	return func(res *Response) error {
-		got := res.Header.Get("Content-Type")
+		got := ""
+		if v := res.Header["Content-Type"]; len(v) > 0 {
+			got = v[0]
+		}
+		if quick && plainMediaType(got, mediaType) {
+			return nil
+		}
 		mt, _, err := mime.ParseMediaType(got)
 		if err != nil || !strings.EqualFold(mt, mediaType) {
 			return failf("content-type", "expected Content-Type %s, got %q", mediaType, got)
 		}
 		return nil
 	}
+}
+
+// plainMediaType reports v is want, alone or with a plain charset
+// parameter ("; charset=utf-8"): a value mime.ParseMediaType accepts and
+// reads as want.
+func plainMediaType(v, want string) bool {
+	if len(v) < len(want) || !strings.EqualFold(v[:len(want)], want) {
+		return false
+	}
+	rest := v[len(want):]
+	if rest == "" {
+		return true
+	}
+	cs, ok := strings.CutPrefix(rest, "; charset=")
+	if !ok {
+		if cs, ok = strings.CutPrefix(rest, ";charset="); !ok {
+			return false
+		}
+	}
+	if cs == "" {
+		return false
+	}
+	for i := 0; i < len(cs); i++ {
+		c := cs[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // RedirectTo expects a redirect (301, 302, 303 or 307) whose Location passes
@@ -129,36 +170,114 @@ func HTML(f func(doc *goquery.Document) error) Check {
 
 // Count expects exactly n elements matching a CSS selector.
 func Count(selector string, n int) Check {
-	return HTML(func(doc *goquery.Document) error {
-		if got := doc.Find(selector).Length(); got != n {
+	m := goquery.Single(selector) // compiled once; its Match is the selector's
+	return func(res *Response) error {
+		root, err := res.node()
+		if err != nil {
+			return err
+		}
+		if got := countMatches(m, root); got != n {
 			return failf("html", "expected %d element(s) matching %q, found %d", n, selector, got)
 		}
 		return nil
-	})
+	}
 }
 
 // Exists expects at least one element matching a CSS selector.
 func Exists(selector string) Check {
-	return HTML(func(doc *goquery.Document) error {
-		if doc.Find(selector).Length() == 0 {
+	m := goquery.Single(selector)
+	return func(res *Response) error {
+		root, err := res.node()
+		if err != nil {
+			return err
+		}
+		if firstMatch(m, root) == nil {
 			return failf("html", "expected an element matching %q, found none", selector)
 		}
 		return nil
-	})
+	}
 }
 
 // Text expects the trimmed text of the first element matching selector.
 func Text(selector, want string) Check {
-	return HTML(func(doc *goquery.Document) error {
-		sel := doc.Find(selector).First()
-		if sel.Length() == 0 {
+	m := goquery.Single(selector)
+	return func(res *Response) error {
+		root, err := res.node()
+		if err != nil {
+			return err
+		}
+		el := firstMatch(m, root)
+		if el == nil {
 			return failf("html", "expected an element matching %q, found none", selector)
 		}
-		if got := strings.TrimSpace(sel.Text()); got != want {
+		if got := strings.TrimSpace(nodeText(el)); got != want {
 			return failf("html", "expected %q to read %q, got %q", selector, want, abbreviate(got, 80))
 		}
 		return nil
-	})
+	}
+}
+
+// The checks above select as goquery's Document.Find does, without making
+// selections: Find looks in each element child of the document, that child
+// included.
+
+// firstMatch is doc.Find(selector).First()'s node, or nil.
+func firstMatch(m goquery.Matcher, doc *html.Node) *html.Node {
+	first, _ := m.(interface{ MatchFirst(*html.Node) *html.Node })
+	for c := doc.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type != html.ElementNode {
+			continue
+		}
+		if first != nil {
+			if n := first.MatchFirst(c); n != nil {
+				return n
+			}
+		} else if all := m.MatchAll(c); len(all) > 0 {
+			return all[0]
+		}
+	}
+	return nil
+}
+
+// countMatches is doc.Find(selector).Length().
+func countMatches(m goquery.Matcher, doc *html.Node) int {
+	var count func(n *html.Node) int
+	count = func(n *html.Node) int {
+		k := 0
+		if m.Match(n) {
+			k++
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			k += count(c)
+		}
+		return k
+	}
+	total := 0
+	for c := doc.FirstChild; c != nil; c = c.NextSibling {
+		if c.Type == html.ElementNode {
+			total += count(c)
+		}
+	}
+	return total
+}
+
+// nodeText is goquery's Text of one node: its text nodes' data, in order.
+func nodeText(n *html.Node) string {
+	if c := n.FirstChild; c != nil && c == n.LastChild && c.Type == html.TextNode {
+		return c.Data // the common case, without copying
+	}
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
 }
 
 // JSON expects a JSON body (by Content-Type and by syntax) and decodes it

@@ -257,7 +257,7 @@ func TestOutOfOpenFilesIsTheBenchmarkers(t *testing.T) {
 	a := &Agent{cfg: AgentConfig{}.withDefaults()}
 	u, _ := url.Parse("http://127.0.0.1:1/")
 	err := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}
-	e := a.classify(context.Background(), context.Background(), "GET /", u, err, "headers", time.Millisecond)
+	e := a.classify(context.Background(), "GET /", u, &wireError{stage: stageConnect, err: err}, time.Millisecond)
 	if e.Class != ClassInternal || e.Code != "open-files" {
 		t.Errorf("class %s code %s: %s", e.Class, e.Code, e.Message)
 	}

@@ -138,7 +138,7 @@ type Run struct {
 	col       *collector
 	led       *ledger
 	st        *stats
-	shared    *http.Transport
+	shared    *transport
 	agentCfg  AgentConfig
 	phase     atomic.Value // string
 	started   time.Time
@@ -203,11 +203,11 @@ func (r *Run) SleepUntil(ctx context.Context, t time.Time) bool { return r.Sleep
 // NewAgent returns an agent for the target that reports to this run's
 // statistics and uses the scenario's connection policy.
 func (r *Run) NewAgent() *Agent {
-	var rt http.RoundTripper = r.shared
+	tr := r.shared
 	if r.agentCfg.Pool == PoolPerUser {
-		rt = newTransport(r.agentCfg)
+		tr = r.shared.perUser()
 	}
-	return newAgent(r.Target, r.agentCfg, rt, r.st, r.meta.Assets, r.b.clock)
+	return newAgent(r.Target, r.agentCfg, tr, r.st, r.meta.Assets, r.b.clock)
 }
 
 // Rand returns a random source for a stream of the run's seed; the same seed

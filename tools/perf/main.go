@@ -3,7 +3,9 @@
 //   - requests per CPU-second of a GET-and-validate loop run by the engine,
 //     side by side with wrk against the same tiny target, each client held to
 //     one core (taskset) and the target to the other;
-//   - the memory 1,000 idle virtual users cost.
+//   - the memory 1,000 and 10,000 idle virtual users cost (the process's
+//     file-descriptor limit is raised for them, or the run says why it
+//     cannot be).
 //
 // The last line is "engine/wrk requests per cpu-second: R". Run it with
 // `make perf`.
@@ -181,6 +183,11 @@ func measure() error {
 	if runtime.NumCPU() < 2 {
 		return fmt.Errorf("needs 2 cores: one for the target, one for the client")
 	}
+	// Before the target starts, so that it inherits the limit too: it holds
+	// the other end of every idle user's connection.
+	if err := raiseFileLimit(uint64(idleCounts[len(idleCounts)-1]) + 256); err != nil {
+		return err
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -250,18 +257,24 @@ func measure() error {
 	report("net/http client alone (no engine)", bare)
 	report("wrk (no validation)", wrk)
 
-	mb, err := idleUsers(u, 1000)
+	mbs, err := idleUsers(u, idleCounts)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("1000 idle virtual users (one keep-alive connection each): %.1f MB\n", mb)
+	for i, n := range idleCounts {
+		fmt.Printf("%d idle virtual users (one keep-alive connection each): %.1f MB\n", n, mbs[i])
+	}
 	fmt.Printf("engine/wrk requests per cpu-second: %.2f\n", eng.perCPU()/wrk.perCPU())
 	return nil
 }
 
-// idleUsers creates n agents that each made one request and hold their
-// connection, and returns the memory they take (heap and stacks).
-func idleUsers(target string, n int) (float64, error) {
+// idleCounts are the numbers of idle users measured, one after the other.
+var idleCounts = []int{1000, 10000}
+
+// idleUsers creates agents that each made one request and hold their
+// connection, up to each of counts in turn, and returns the memory (heap and
+// stacks) each number of them takes.
+func idleUsers(target string, counts []int) ([]float64, error) {
 	u, _ := url.Parse(target)
 	measure := func() uint64 {
 		runtime.GC()
@@ -270,14 +283,18 @@ func idleUsers(target string, n int) (float64, error) {
 		return m.HeapInuse + m.StackInuse
 	}
 	before := measure()
-	agents := make([]*engine.Agent, n)
-	for i := range agents {
-		agents[i] = engine.NewAgent(u, engine.AgentConfig{}, nil)
-		if _, err := agents[i].Get(context.Background(), "GET /", "/"); err != nil {
-			return 0, err
+	var agents []*engine.Agent
+	out := make([]float64, len(counts))
+	for i, n := range counts {
+		for len(agents) < n {
+			a := engine.NewAgent(u, engine.AgentConfig{}, nil)
+			if _, err := a.Get(context.Background(), "GET /", "/"); err != nil {
+				return nil, fmt.Errorf("idle user %d: %w", len(agents)+1, err)
+			}
+			agents = append(agents, a)
 		}
+		out[i] = float64(measure()-before) / (1 << 20)
 	}
-	after := measure()
 	runtime.KeepAlive(agents)
-	return float64(after-before) / (1 << 20), nil
+	return out, nil
 }
