@@ -87,16 +87,17 @@ func (c AgentConfig) withDefaults() AgentConfig {
 	return c
 }
 
-// recorder is what an agent reports requests to.
+// recorder is what an agent reports requests to; asset marks a page's
+// asset, accounted apart from the scored actions' requests.
 type recorder interface {
-	request(endpoint string, d time.Duration)
-	failed(endpoint string, took time.Duration, timeout bool)
+	request(endpoint string, d time.Duration, asset bool)
+	failed(endpoint string, took time.Duration, timeout, asset bool)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) request(string, time.Duration)      {}
-func (nopRecorder) failed(string, time.Duration, bool) {}
+func (nopRecorder) request(string, time.Duration, bool)      {}
+func (nopRecorder) failed(string, time.Duration, bool, bool) {}
 
 // Agent is one virtual user's browser: its own cookie jar and cache, redirects
 // left to the scenario, gzip, timeouts, a body size cap, and asset checks
@@ -173,6 +174,12 @@ func (a *Agent) PostForm(ctx context.Context, endpoint, path string, form url.Va
 // transport failures and oversized bodies ClassApplication, and a request cut
 // off because ctx ended wraps ErrCutOff.
 func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header http.Header, body []byte) (*Response, error) {
+	return a.do(ctx, endpoint, method, path, header, body, false)
+}
+
+// do is Do; asset marks a page's asset, which the run accounts apart from
+// the scored actions' requests.
+func (a *Agent) do(ctx context.Context, endpoint, method, path string, header http.Header, body []byte, asset bool) (*Response, error) {
 	u, err := a.resolve(path)
 	if err != nil {
 		return nil, Internalf("bad-path", "cannot resolve %q: %v", path, err)
@@ -204,11 +211,11 @@ func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header ht
 			e.Request, e.URL = endpoint, u.String()
 			return nil, e
 		}
-		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent))
+		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent), asset)
 	}
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
-	a.rec.request(endpoint, res.Elapsed)
+	a.rec.request(endpoint, res.Elapsed, asset)
 	res.StatusCode, res.Header, res.Body = wr.status, wr.header, wr.body
 	if _, ok := wr.header["Set-Cookie"]; ok {
 		a.setCookies(u, wr.header)
@@ -307,9 +314,9 @@ func (a *Agent) setCookies(u *url.URL, h http.Header) {
 }
 
 // failed classifies a request's transport error and records it.
-func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration) *Error {
+func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration, asset bool) *Error {
 	e := a.classify(ctx, endpoint, u, err, took)
-	a.rec.failed(endpoint, took, e.Class == ClassTimeout)
+	a.rec.failed(endpoint, took, e.Class == ClassTimeout, asset)
 	return e
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"path"
 	"strings"
 	"sync"
@@ -79,67 +80,63 @@ func AssetLinks(res *Response) ([]string, error) {
 
 // FetchAssets fetches the assets a page references as a browser would (a few
 // at a time, through the agent's cache) and verifies each fetched body against
-// the manifest. It returns how many came over the network and matched (a 200,
-// or a 304 to a conditional request; cache hits without a request do not
-// count) and the first failure in the page's order: a hash mismatch is
-// critical; an asset missing from the manifest or answered with another
-// status is an application error.
-func (a *Agent) FetchAssets(ctx context.Context, page *Response) (fetched int, err error) {
+// the manifest. It returns the first failure in the page's order: a hash
+// mismatch is critical; a reference that is not a manifest path exactly (an
+// unknown path, or any query string) and an asset answered with another
+// status than 200 are application errors.
+//
+// It returns no count on purpose: points come from what users accomplish (a
+// page read with its assets verified), never from asset requests, which an
+// app can multiply and which good caching avoids.
+func (a *Agent) FetchAssets(ctx context.Context, page *Response) error {
 	links, err := AssetLinks(page)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	type result struct {
-		fetched bool
-		err     error
-	}
-	out := make([]result, len(links))
+	errs := make([]error, len(links))
 	sem := make(chan struct{}, DefaultAssetParallelism)
 	var wg sync.WaitGroup
 	for i, p := range links {
-		want, known := a.manifest[pathOnly(p)]
+		want, known := a.manifest[p]
 		if !known {
-			out[i].err = page.Applicationf("asset-unknown", "page references %s, which is not one of the problem's assets", p)
+			errs[i] = page.Applicationf("asset-unknown",
+				"page references %s, which is not one of the problem's assets (assets are referenced by their path alone, without a query)", p)
 			continue
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i].fetched, out[i].err = a.fetchAsset(ctx, p, want)
+			errs[i] = a.fetchAsset(ctx, p, want)
 		}()
 	}
 	wg.Wait()
-	for _, r := range out {
-		if r.fetched {
-			fetched++
-		}
-		if r.err != nil && err == nil {
-			err = r.err
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
-	return fetched, err
+	return nil
 }
 
-func (a *Agent) fetchAsset(ctx context.Context, p, want string) (bool, error) {
-	endpoint := "GET " + pathOnly(p)
-	res, err := a.Get(ctx, endpoint, p)
+func (a *Agent) fetchAsset(ctx context.Context, p, want string) error {
+	res, err := a.do(ctx, "GET "+p, http.MethodGet, p, nil, nil, true)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if res.FromCache {
-		return false, nil
+		return nil
 	}
 	if err := res.Check(Status(200)); err != nil {
-		return false, err
+		return err
 	}
 	if res.Revalidated {
-		return true, nil // the cached body was verified when it was fetched
+		return nil // the cached body was verified when it was fetched
 	}
 	if got := sha256Hex(res.Body); got != want {
-		return false, res.Criticalf("asset-hash", "asset content differs from the original (%s instead of %s)", shortHash(got), shortHash(want))
+		return res.Criticalf("asset-hash", "asset content differs from the original (%s instead of %s)", shortHash(got), shortHash(want))
 	}
-	return true, nil
+	return nil
 }
 
 func shortHash(h string) string {
@@ -147,15 +144,6 @@ func shortHash(h string) string {
 		return "sha256:" + h[:12]
 	}
 	return "sha256:" + h
-}
-
-func pathOnly(requestURI string) string {
-	for i, c := range requestURI {
-		if c == '?' || c == '#' {
-			return requestURI[:i]
-		}
-	}
-	return requestURI
 }
 
 // ManifestFromSums reads the output of `sha256sum` (a hex hash, two spaces,

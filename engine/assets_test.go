@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
 
@@ -49,10 +50,15 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 			return false
 		}, wantErr: true, class: engine.ClassApplication, code: "status"},
 		{name: "unknown asset", extra: `<img src="/static/img/other.png">`, wantErr: true, class: engine.ClassApplication, code: "asset-unknown"},
+		{name: "an asset with a query string", extra: `<img src="/static/img/a.png?v=2">`, wantErr: true, class: engine.ClassApplication, code: "asset-unknown"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			var fetched atomic.Int64
 			target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/" {
+					fetched.Add(1)
+				}
 				if c.serve != nil && c.serve(w, r) {
 					return
 				}
@@ -67,10 +73,10 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			fetched, firstErr := a.FetchAssets(context.Background(), res)
+			firstErr := a.FetchAssets(context.Background(), res)
 			if !c.wantErr {
-				if firstErr != nil || fetched != 3 {
-					t.Fatalf("want 3 verified assets, got %d, err %v", fetched, firstErr)
+				if firstErr != nil || fetched.Load() != 3 {
+					t.Fatalf("want 3 verified assets, got %d, err %v", fetched.Load(), firstErr)
 				}
 				return
 			}

@@ -279,3 +279,30 @@ func TestControllerWhileArriving(t *testing.T) {
 		t.Errorf("arrived, healthy: %+d %s", d, kind)
 	}
 }
+
+// TestControllerEvidenceLeavesAssetsOut: the controller's shares are taken
+// over the scored actions' requests; a slow asset is no evidence either way,
+// and an asset's timeout still counts as a timeout.
+func TestControllerEvidenceLeavesAssetsOut(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	s := newStats(func() time.Time { return now }, 60)
+	s.slowAfter = time.Second
+	s.start.Store(now.UnixNano())
+	now = now.Add(5 * time.Second)
+	for range 100 {
+		s.request("GET /static/a.png", time.Millisecond, true)
+	}
+	s.request("GET /", 2*time.Second, false)
+	s.failed("GET /static/b.png", time.Second, false, true)
+	if w := s.controlWindow(); w.Requests != 1 || w.Slow != 1 || w.Answered != 1 || w.Timeouts != 0 {
+		t.Errorf("one slow page among 101 fast assets: %+v", w)
+	}
+	s.failed("GET /static/b.png", 2*time.Second, true, true)
+	if w := s.controlWindow(); w.Requests != 1 || w.Timeouts != 1 {
+		t.Errorf("an asset's timeout: %+v", w)
+	}
+	if s.requests.Load() != 1 || s.assets.Load() != 102 {
+		t.Errorf("%d action requests, %d asset requests", s.requests.Load(), s.assets.Load())
+	}
+}

@@ -21,6 +21,7 @@ type endpointStat struct {
 	mu     sync.Mutex
 	hist   *hdrhistogram.Histogram
 	errors atomic.Int64
+	asset  bool // a page's asset, not a scored action
 }
 
 // stats keeps per-endpoint latency histograms and a per-second timeline of
@@ -29,12 +30,18 @@ type stats struct {
 	mu        sync.RWMutex
 	endpoints map[string]*endpointStat
 
-	requests  atomic.Int64 // load-phase requests answered or failed
+	// Load-phase requests answered or failed: those of the scored actions
+	// (pages, posts, API calls), and those of the pages' assets apart, so
+	// that an app cannot dilute its error rate or the controller's shares
+	// with cheap asset requests.
+	requests  atomic.Int64
+	assets    atomic.Int64
 	slowAfter time.Duration
-	// The load controller's evidence: requests that started at or after
-	// ctlSince (unix nanoseconds, the controller's last change) and ended,
-	// and how many of them were slow or timed out. Requests that started
-	// before a change say nothing about the users after it.
+	// The load controller's evidence: the scored actions' requests that
+	// started at or after ctlSince (unix nanoseconds, the controller's last
+	// change) and ended, and how many of them were slow or timed out (an
+	// asset's timeout counts too). Requests that started before a change say
+	// nothing about the users after it.
 	ctlSince    atomic.Int64
 	ctlRequests atomic.Int64
 	ctlSlow     atomic.Int64
@@ -56,7 +63,7 @@ func newStats(now func() time.Time, loadSeconds int) *stats {
 	return &stats{endpoints: map[string]*endpointStat{}, now: now, timeline: make([]timelineSlot, loadSeconds+1)}
 }
 
-func (s *stats) endpoint(name string) *endpointStat {
+func (s *stats) endpoint(name string, asset bool) *endpointStat {
 	s.mu.RLock()
 	e := s.endpoints[name]
 	s.mu.RUnlock()
@@ -66,7 +73,7 @@ func (s *stats) endpoint(name string) *endpointStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if e = s.endpoints[name]; e == nil {
-		e = &endpointStat{hist: hdrhistogram.New(histMinMicros, histMaxMicros, histSigFigs)}
+		e = &endpointStat{hist: hdrhistogram.New(histMinMicros, histMaxMicros, histSigFigs), asset: asset}
 		s.endpoints[name] = e
 	}
 	return e
@@ -86,16 +93,20 @@ func (s *stats) slot(now time.Time) *timelineSlot {
 }
 
 // request records one answered request's latency.
-func (s *stats) request(endpoint string, d time.Duration) {
-	e := s.endpoint(endpoint)
+func (s *stats) request(endpoint string, d time.Duration, asset bool) {
+	e := s.endpoint(endpoint, asset)
 	us := max(d.Microseconds(), histMinMicros)
 	e.mu.Lock()
 	_ = e.hist.RecordValue(min(us, histMaxMicros))
 	e.mu.Unlock()
 	now := s.now()
 	if sl := s.slot(now); sl != nil {
-		s.requests.Add(1)
 		sl.requests.Add(1)
+		if asset {
+			s.assets.Add(1)
+			return
+		}
+		s.requests.Add(1)
 		if s.evidence(now, d, d > s.slowAfter, false) {
 			s.ctlAnswered.Add(1)
 			s.ctlLatency.Add(int64(d))
@@ -105,14 +116,21 @@ func (s *stats) request(endpoint string, d time.Duration) {
 
 // failed records a request that got no usable answer after took, a timeout
 // or not (it has no latency).
-func (s *stats) failed(endpoint string, took time.Duration, timeout bool) {
+func (s *stats) failed(endpoint string, took time.Duration, timeout, asset bool) {
 	now := s.now()
 	if sl := s.slot(now); sl != nil {
-		s.requests.Add(1)
 		sl.requests.Add(1)
-		s.evidence(now, took, false, timeout)
+		if !asset {
+			s.requests.Add(1)
+			s.evidence(now, took, false, timeout)
+		} else {
+			s.assets.Add(1)
+			if timeout && now.Add(-took).UnixNano() >= s.ctlSince.Load() {
+				s.ctlTimeouts.Add(1) // a timeout is a timeout, whatever it was for
+			}
+		}
 	}
-	s.endpoint(endpoint)
+	s.endpoint(endpoint, asset)
 }
 
 // evidence counts a request that took d for the load controller, if it
@@ -141,7 +159,7 @@ func (s *stats) controlWindow() window {
 // charged records an error charged to an endpoint.
 func (s *stats) charged(endpoint string) {
 	if endpoint != "" {
-		s.endpoint(endpoint).errors.Add(1)
+		s.endpoint(endpoint, false).errors.Add(1)
 	}
 	if sl := s.slot(s.now()); sl != nil {
 		sl.errors.Add(1)
@@ -164,6 +182,8 @@ type EndpointResult struct {
 	P99ms  float64 `json:"p99_ms"`
 	MaxMs  float64 `json:"max_ms"`
 	MeanMs float64 `json:"mean_ms"`
+	// Asset marks a page's asset, whose requests are not scored actions.
+	Asset bool `json:"asset,omitempty"`
 	// TimeShare is count × mean latency as a share of all endpoints' total:
 	// where the users' waiting went, the way access-log profilers rank
 	// endpoints.
@@ -185,7 +205,7 @@ func (s *stats) endpointResults() []EndpointResult {
 	ms := func(us int64) float64 { return float64(us) / 1000 }
 	for name, e := range s.endpoints {
 		e.mu.Lock()
-		r := EndpointResult{Name: name, Count: e.hist.TotalCount(), Errors: e.errors.Load()}
+		r := EndpointResult{Name: name, Count: e.hist.TotalCount(), Errors: e.errors.Load(), Asset: e.asset}
 		if r.Count > 0 {
 			r.P50ms = ms(e.hist.ValueAtQuantile(50))
 			r.P90ms = ms(e.hist.ValueAtQuantile(90))

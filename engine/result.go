@@ -24,6 +24,7 @@ type Result struct {
 	ErrorsByCode    map[string]int64 `json:"errors_by_code"`
 	Internal        bool             `json:"internal_error"`
 	Requests        int64            `json:"requests"`
+	AssetRequests   int64            `json:"asset_requests"`
 	Breakdown       map[string]int64 `json:"breakdown"`
 	Points          []TagPoints      `json:"points"`
 	Lost            []Loss           `json:"lost"`

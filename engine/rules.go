@@ -21,7 +21,9 @@ type Rules struct {
 }
 
 // Tally is what the rules judge: the load phase's score tags, raw score,
-// error counts and request count.
+// error counts, and the requests of its scored actions (pages, posts, API
+// calls; a page's assets are not counted, so an app cannot dilute its error
+// rate with cheap asset requests).
 type Tally struct {
 	Counts   map[string]int64
 	Raw      float64
@@ -46,7 +48,8 @@ func PerError(points map[Class]float64) Deduction {
 	}
 }
 
-// MaxErrorRate fails a run whose charged errors exceed frac of its requests.
+// MaxErrorRate fails a run whose charged errors exceed frac of its scored
+// actions' requests.
 func MaxErrorRate(frac float64) PassRule {
 	return func(t Tally, _ float64) string {
 		charged := t.Errors.Charged()
@@ -54,7 +57,7 @@ func MaxErrorRate(frac float64) PassRule {
 			return ""
 		}
 		if t.Requests == 0 || float64(charged) > frac*float64(t.Requests) {
-			return fmt.Sprintf("error rate %.2f%% (%d errors in %d requests) is above %.2f%%",
+			return fmt.Sprintf("error rate %.2f%% (%d errors in %d requests, assets not counted) is above %.2f%%",
 				100*float64(charged)/float64(max(t.Requests, 1)), charged, t.Requests, 100*frac)
 		}
 		return ""

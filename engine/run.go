@@ -614,6 +614,7 @@ func (r *Run) finish(res *Result) {
 	counts := r.col.snapshot()
 	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load()}
 	res.RawScore, res.Breakdown, res.Errors, res.Requests = t.Raw, t.Counts, counts, t.Requests
+	res.AssetRequests = r.st.assets.Load()
 	res.ErrorsByCode = r.col.byCodeCounts()
 	for _, p := range res.Phases {
 		if !p.Passed {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -26,7 +29,7 @@ func TestExampleScenarioPassesAgainstExampleApp(t *testing.T) {
 	if !res.Passed || res.Errors.Charged() != 0 || res.Score <= 0 {
 		t.Fatalf("passed=%v score=%v errors=%+v reasons=%q messages=%q", res.Passed, res.Score, res.Errors, res.FailReasons, res.Messages)
 	}
-	if len(res.Phases) != 4 || res.Breakdown["page"] == 0 || res.Breakdown["asset"] == 0 {
+	if len(res.Phases) != 4 || res.Breakdown["page"] == 0 || res.AssetRequests == 0 {
 		t.Errorf("phases %+v breakdown %v", res.Phases, res.Breakdown)
 	}
 	if p := b.Progress(); p.Phase != "done" || p.Score != res.RawScore {
@@ -125,7 +128,7 @@ func TestResultGolden(t *testing.T) {
 		FailReasons:  []string{"1 critical error(s)"},
 		Errors:       engine.ErrorCounts{Critical: 1, Application: 2, Timeout: 3, CutOff: 4},
 		ErrorsByCode: map[string]int64{"stale": 1, "status": 2, "timeout": 3},
-		Requests:     5000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
+		Requests:     5000, AssetRequests: 20000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
 		Messages: []string{"[critical] GET /articles/{id}: comment 12 is missing", "[application] GET /: expected status 200, got 500 (x2)"},
 		Points:   []engine.TagPoints{{Tag: "page", Count: 1000, Weight: 1, Points: 1000}, {Tag: "comment", Count: 20, Weight: 5, Points: 100}},
 		Lost:     []engine.Loss{{Class: "application", Count: 2, Points: 10}, {Class: "timeout", Count: 3, Points: 3}},
@@ -248,5 +251,66 @@ func TestAddedUsersArriveSpreadOut(t *testing.T) {
 	// Eight users arriving 500 a second start 2 ms apart: 14 ms first to last.
 	if spread := hi.Sub(lo); spread < 12*time.Millisecond {
 		t.Errorf("the added users started within %s of each other", spread)
+	}
+}
+
+// TestAssetsNeitherScoreNorDiluteTheErrorRate: a page with twenty assets,
+// one page in twenty failing. The error rate is taken over the pages alone
+// (5%, a FAIL), not over every request (0.24%, which would pass), and the
+// assets are counted apart.
+func TestAssetsNeitherScoreNorDiluteTheErrorRate(t *testing.T) {
+	t.Parallel()
+	files := fstest.MapFS{}
+	var imgs strings.Builder
+	for i := range 20 {
+		name := fmt.Sprintf("img/%d.png", i)
+		files[name] = &fstest.MapFile{Data: []byte(name)}
+		fmt.Fprintf(&imgs, `<img src="/static/%s">`, name)
+	}
+	manifest, err := engine.ManifestFromFS(files, ".", "/static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages atomic.Int64
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			w.Header().Set("Cache-Control", "no-store")
+			http.StripPrefix("/static/", http.FileServerFS(files)).ServeHTTP(w, r)
+			return
+		}
+		if pages.Add(1)%20 == 0 {
+			http.Error(w, "oops", http.StatusInternalServerError)
+			return
+		}
+		fmt.Fprintf(w, "<html><body>%s</body></html>", imgs.String())
+	}))
+	p := initializer{&probe{
+		meta: engine.Meta{Assets: manifest, Rules: engine.Rules{Weights: map[string]float64{"page": 1},
+			Pass: []engine.PassRule{engine.MaxErrorRate(0.01)}}},
+		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			res, err := u.Get(ctx, "GET /", "/")
+			if err != nil {
+				return err
+			}
+			if err := res.Check(engine.Status(200)); err != nil {
+				return err
+			}
+			if err := u.FetchAssets(ctx, res); err != nil {
+				return err
+			}
+			u.Score("page")
+			u.Think(ctx, 10*time.Millisecond, 10*time.Millisecond)
+			return nil
+		},
+	}}
+	res := engine.New(p, target, fastRun(2*time.Second)...).Run(context.Background())
+	if res.Passed || !strings.Contains(strings.Join(res.FailReasons, "\n"), "error rate") {
+		t.Errorf("5%% of the pages failed, yet passed=%v reasons=%q", res.Passed, res.FailReasons)
+	}
+	if res.AssetRequests < 10*res.Requests || res.Requests == 0 {
+		t.Errorf("%d requests and %d asset requests: the assets are not counted apart", res.Requests, res.AssetRequests)
+	}
+	if res.RawScore != float64(res.Breakdown["page"]) {
+		t.Errorf("raw score %.1f from %d pages: something else scored", res.RawScore, res.Breakdown["page"])
 	}
 }

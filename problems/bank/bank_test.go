@@ -50,6 +50,20 @@ func TestEachDefectFails(t *testing.T) {
 		{"/mypage shows the current login, not the previous one", func(t *testing.T) *url.URL {
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"AND id < ? ", "AND id <= ? "}))
 		}, "previous login"},
+		{"logins matched in any case", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"FROM users WHERE login = ?", "FROM users WHERE LOWER(login) = LOWER(?)"}))
+		}, "expected /|notice"},
+		{"logins matched with spaces trimmed", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"FROM users WHERE login = ?", "FROM users WHERE login = TRIM(?)"}))
+		}, "expected /|notice"},
+		{"the last X-Forwarded-For entry taken, not the first", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{
+				`first, _, _ := strings.Cut(r.Header.Get("X-Forwarded-For"), ",")`,
+				`first := r.Header.Get("X-Forwarded-For")
+	if i := strings.LastIndex(first, ","); i >= 0 {
+		first = first[i+1:]
+	}`}))
+		}, "previous login from"},
 		{"/report misses one entry", func(t *testing.T) *url.URL {
 			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
 				if r.URL.Path != "/report" {

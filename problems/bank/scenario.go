@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,17 +13,15 @@ import (
 )
 
 // Version of the scenario.
-const Version = "2"
+const Version = "3"
 
 // Score tags and the rules' numbers (MANUAL: "Scoring").
 const (
 	tagLogin   = "login"   // a success, with its /mypage verified
 	tagRefusal = "refusal" // a refusal, with its notice verified
-	tagAsset   = "asset"
 
 	weightLogin   = 5
 	weightRefusal = 2
-	weightAsset   = 0.1
 
 	penaltyError   = 5
 	penaltyTimeout = 1
@@ -99,7 +98,7 @@ func (s *Scenario) Meta() engine.Meta {
 	return engine.Meta{
 		Problem: Name, Version: Version,
 		Rules: engine.Rules{
-			Weights:   map[string]float64{tagLogin: weightLogin, tagRefusal: weightRefusal, tagAsset: weightAsset},
+			Weights:   map[string]float64{tagLogin: weightLogin, tagRefusal: weightRefusal},
 			Deduction: engine.PerError(map[engine.Class]float64{engine.ClassApplication: penaltyError, engine.ClassTimeout: penaltyTimeout}),
 			Pass:      []engine.PassRule{engine.MaxErrorRate(maxErrorRate)},
 		},
@@ -176,7 +175,7 @@ func (p *preCheck) attempt(ctx context.Context, id int64, login, password, ip st
 // pages checks / without a notice, /report before any attempt, a 404, and
 // /mypage without a login, whose notice shows once.
 func (p *preCheck) pages(ctx context.Context) error {
-	if err := p.s.top(ctx, p.a, "", engine.NoScore); err != nil {
+	if err := p.s.top(ctx, p.a, ""); err != nil {
 		return err
 	}
 	if err := p.s.checkReport(ctx, p.a); err != nil {
@@ -189,10 +188,10 @@ func (p *preCheck) pages(ctx context.Context) error {
 	if err := res.Check(engine.Status(http.StatusNotFound)); err != nil {
 		return err
 	}
-	if err := p.s.loginRequired(ctx, p.a, engine.NoScore); err != nil {
+	if err := p.s.loginRequired(ctx, p.a); err != nil {
 		return err
 	}
-	return p.s.top(ctx, p.a, "", engine.NoScore) // the notice shows once
+	return p.s.top(ctx, p.a, "") // the notice shows once
 }
 
 // pickUsers picks the first user of each kind in the pre-check's accounts.
@@ -223,6 +222,10 @@ func (p *preCheck) logins(ctx context.Context) error {
 		{p.withHistory, "", "", p.o.addrs[1]},
 		{p.fresh, "", "", p.o.addrs[2]}, // a first success ever shows itself
 		{0, "nosuchuser", "password", p.o.addrs[3]},
+		// The client is the first entry of X-Forwarded-For: the next
+		// success's /mypage shows it as the previous login's address.
+		{p.withHistory, "", "", p.o.addrs[10] + " , 10.0.0.1"},
+		{p.withHistory, "", "", p.o.addrs[11]},
 	}
 	for _, st := range steps {
 		login, password := st.login, st.password
@@ -234,7 +237,15 @@ func (p *preCheck) logins(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	// A login must equal a user's login exactly: in another case, or with
+	// a space around it, it names no user, however right the password.
+	u := p.s.m.cfg.User(p.withHistory)
+	if upper := strings.ToUpper(u.Login); upper != u.Login {
+		if err := p.attempt(ctx, 0, upper, u.Password, p.o.addrs[8]); err != nil {
+			return err
+		}
+	}
+	return p.attempt(ctx, 0, " "+u.Login, u.Password, p.o.addrs[9])
 }
 
 // lock: three wrong passwords, then the right one is refused.

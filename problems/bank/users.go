@@ -38,7 +38,7 @@ func (s *Scenario) playsByRole() map[string]play {
 // back at its end: nothing ties them to u.ID, so users may come, go and
 // reuse each other's IDs.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	if err := s.top(ctx, u.Agent, "", u); err != nil {
+	if err := s.top(ctx, u.Agent, ""); err != nil {
 		return err
 	}
 	act := s.plays[s.mix.Next()]
@@ -163,7 +163,7 @@ func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine
 	if err := s.try(ctx, r, u, 0, unknownLogin(u.Rand), "password", ip); err != nil {
 		return err
 	}
-	return s.loginRequired(ctx, u.Agent, u)
+	return s.loginRequired(ctx, u.Agent)
 }
 
 // tryPasswords tries user id's login from ip: wrong times with a wrong
@@ -208,7 +208,7 @@ func fetch[T any](ctx context.Context, a *engine.Agent, endpoint, path string, p
 
 // top loads / and its assets and checks the notice: want is the reason the
 // page must show, "" for none.
-func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string, sc engine.Scorer) error {
+func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string) error {
 	res, got, err := fetch(ctx, a, "GET /", "/", parseTop)
 	if err != nil {
 		return err
@@ -216,18 +216,17 @@ func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string, sc eng
 	if err := checkNotice(res, got, want); err != nil {
 		return err
 	}
-	fetched, err := a.FetchAssets(ctx, res)
-	if err != nil {
-		return err
-	}
-	sc.ScoreN(tagAsset, int64(fetched))
-	return nil
+	return a.FetchAssets(ctx, res)
 }
 
 // attempt posts a login from ip and checks the decision against the model:
 // the redirect, then /mypage for a success or the notice on / for a refusal.
 // id is the user the login names (0: none).
-func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, id int64, login, password, ip string, sc engine.Scorer) error {
+// forwarded is the X-Forwarded-For header sent: the client's address is its
+// first entry, without surrounding spaces or tabs.
+func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, id int64, login, password, forwarded string, sc engine.Scorer) error {
+	first, _, _ := strings.Cut(forwarded, ",")
+	ip := strings.Trim(first, " \t")
 	right := id > 0 && password == s.m.cfg.User(id).Password
 	if s.m.ipCount(ip) >= data.BanThreshold && strings.HasPrefix(ip, "172.") {
 		mu, _ := s.bannedLocks.LoadOrStore(ip, &sync.Mutex{})
@@ -237,7 +236,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 	want := s.m.expect(id, ip, right)
 	sent := r.Now()
 	res, err := a.Do(ctx, "POST /login", http.MethodPost, "/login",
-		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {ip}},
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {forwarded}},
 		[]byte(url.Values{"login": {login}, "password": {password}}.Encode()))
 	if err != nil {
 		s.m.unsure(id, ip)
@@ -261,7 +260,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 	}
 	prev := s.m.record(id, ip, want, sent, res.Received)
 	if want != "" {
-		if err := s.top(ctx, a, want, sc); err != nil {
+		if err := s.top(ctx, a, want); err != nil {
 			return err
 		}
 		sc.Score(tagRefusal)
@@ -293,7 +292,7 @@ func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, login string, pr
 
 // loginRequired opens /mypage with an anonymous session: it must send the
 // browser to / with the login-required notice.
-func (s *Scenario) loginRequired(ctx context.Context, a *engine.Agent, sc engine.Scorer) error {
+func (s *Scenario) loginRequired(ctx context.Context, a *engine.Agent) error {
 	res, err := a.Get(ctx, "GET /mypage", "/mypage")
 	if err != nil {
 		return err
@@ -309,7 +308,7 @@ func (s *Scenario) loginRequired(ctx context.Context, a *engine.Agent, sc engine
 		}
 		return res.Criticalf("mypage", "/mypage answered %d to a session that is not logged in, expected 303 to /", res.StatusCode)
 	}
-	return s.top(ctx, a, reasonLoginRequired, sc)
+	return s.top(ctx, a, reasonLoginRequired)
 }
 
 // checkReport fetches /report and compares it with the model; entries whose

@@ -363,12 +363,73 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 			}
 			return body
 		}}, "#comment-NEWID"},
+		{"the badge referenced a hundred times, each with its own query string", html(func(_, b string) string {
+			var imgs strings.Builder
+			for i := range 100 {
+				fmt.Fprintf(&imgs, `<img src="/static/img/badge.png?n=%d">`, i)
+			}
+			return strings.Replace(b, "</footer>", imgs.String()+"</footer>", 1)
+		}), "not one of the problem's assets"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			apptest.ExpectFail(t, bench(t, c.p.Start(t, app), 5*time.Second), c.want)
 		})
 	}
+}
+
+// TestFailedWritesAreSettled: an app that stores ten comments but answers
+// them with 500, then serves a frozen sidebar, hoping that comments of
+// unknown outcome excuse it for the rest of the run. It FAILs: each failed
+// comment is read back and counted as stored (TestFailedCommentsAreSettled
+// shows the excuse ending in the model).
+func TestFailedWritesAreSettled(t *testing.T) {
+	app := startApp(t, "go", "sqlite")
+	var mu sync.Mutex
+	p := func() *proxy {
+		var failed atomic.Int64
+		var frozen []byte
+		return &proxy{
+			Intercept: func(w http.ResponseWriter, r *http.Request, n int64) bool {
+				if n < armed || r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/comments") || failed.Load() >= 10 {
+					return false
+				}
+				body, _ := io.ReadAll(r.Body)
+				out, _ := http.NewRequest(r.Method, app.ResolveReference(&url.URL{Path: r.URL.Path}).String(), bytes.NewReader(body))
+				out.Header = r.Header.Clone()
+				if res, err := http.DefaultTransport.RoundTrip(out); err == nil {
+					res.Body.Close()
+				}
+				failed.Add(1)
+				http.Error(w, "oops", http.StatusInternalServerError)
+				return true
+			},
+			Rewrite: func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
+				mu.Lock()
+				defer mu.Unlock()
+				m := sidebarRe.Find(body)
+				if m == nil || failed.Load() < 10 {
+					return body
+				}
+				if frozen == nil {
+					frozen = append([]byte(nil), m...)
+				}
+				return sidebarRe.ReplaceAllLiteral(body, frozen)
+			},
+		}
+	}()
+	res := bench(t, p.Start(t, app), defectLoad, engine.WithWorkload(20))
+	apptest.ExpectFail(t, res, "sidebar|is missing|should show by now")
+}
+
+// TestAppChosenIDsFail: an app that hands out comment ids counting down
+// (so that its sidebar stops changing while staying "right" by its own ids)
+// FAILs: the pre-check expects the next id after /initialize.
+func TestAppChosenIDsFail(t *testing.T) {
+	app := apps.Start(t, "go", "sqlite", apptest.Patched(t, "webapp/go", [2]string{
+		`"INSERT INTO comment (article_id, name, body, created_at) VALUES (?, ?, ?, ?)"`,
+		`"INSERT INTO comment (id, article_id, name, body, created_at) VALUES ((SELECT COALESCE(MIN(id), 400000) - 1 FROM comment WHERE id > 300000), ?, ?, ?, ?)"`}))
+	apptest.ExpectFail(t, bench(t, app, 5*time.Second), "after /initialize the next comment id is 300001")
 }
 
 // TestManifestMatchesThePublicFiles: assets.sha256 is the benchmarker's copy

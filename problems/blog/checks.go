@@ -224,16 +224,21 @@ func (m *model) checkRunComments(res *engine.Response, id int64, shown []shownCo
 // else within [sent, received]).
 func checkComment(res *engine.Response, s shownComment, name, body string, created, sent, received time.Time) error {
 	what := fmt.Sprintf("comment %d", s.id)
-	if name == "" {
-		name = data.AnonymousName
-	}
-	if s.name != name {
+	if name = displayName(name); s.name != name {
 		return res.Criticalf("content", "%s shows name %q, expected %q", what, abbreviate(s.name), abbreviate(name))
 	}
 	if s.body != normalize(body) {
 		return res.Criticalf("content", "%s's body differs from what was posted (%q...)", what, abbreviate(s.body))
 	}
 	return checkTime(res, what, s.created, created, sent, received)
+}
+
+// displayName is how a comment's name shows: the anonymous label for none.
+func displayName(name string) string {
+	if name == "" {
+		return data.AnonymousName
+	}
+	return name
 }
 
 // checkTime checks a shown time: exactly want for known data, or within the

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/blog/data"
 )
 
@@ -58,7 +59,11 @@ type post struct {
 	title          string
 	name, body     string
 	sent, received time.Time
-	failed         bool // no valid 303: it may or may not be stored
+	// failed: no valid 303, so it may or may not be stored until a later
+	// read settles it; ended is when its answer was given up.
+	failed   bool
+	ended    time.Time
+	settling bool // a read to settle it is under way
 }
 
 // done: the 303 came with an id.
@@ -97,18 +102,105 @@ func (m *model) beginComment(article int64, name, body string, sent time.Time) *
 	return p
 }
 
-// endComment records a comment's 303 (id > 0) or its failure (id 0).
-func (m *model) endComment(p *post, id int64, received time.Time) {
+// endComment records a comment's 303 with its new id. An id that breaks the
+// manual's rule of ids is a critical error, and the comment stays unsure.
+func (m *model) endComment(p *post, id int64, received time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if id <= 0 {
-		p.failed = true
-		return
+	return m.storedLocked(p, id, received)
+}
+
+// storedLocked records comment p as stored under id, visible from received.
+func (m *model) storedLocked(p *post, id int64, received time.Time) error {
+	i, err := checkNewID(m.comments, id, p.sent, "comment")
+	if err != nil {
+		return err
 	}
-	p.id, p.received = id, received
+	p.id, p.received, p.failed = id, received, false
 	m.unsureComments = slices.DeleteFunc(m.unsureComments, func(q *post) bool { return q == p })
-	i, _ := slices.BinarySearchFunc(m.comments, id, func(q *post, id int64) int { return cmp64(q.id, id) })
 	m.comments = slices.Insert(m.comments, i, p)
+	return nil
+}
+
+// failComment records a comment whose answer was given up at ended: it may
+// or may not be stored until a read settles it (settleComment).
+func (m *model) failComment(p *post, ended time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.failed, p.ended = true, ended
+}
+
+// dueComment claims a failed comment whose answer was given up at least
+// settleAfter before now, for the caller to settle, or returns nil.
+func (m *model) dueComment(now time.Time) *post {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.unsureComments {
+		if p.failed && !p.settling && !p.ended.Add(settleAfter).After(now) {
+			p.settling = true
+			return p
+		}
+	}
+	return nil
+}
+
+// anyFailed reports whether a failed comment is still unsettled.
+func (m *model) anyFailed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.ContainsFunc(m.unsureComments, func(p *post) bool { return p.failed })
+}
+
+// settleComment settles failed comment p from a read of its article's page
+// sent at least settleAfter after p's answer was given up (res; shown are the
+// comments the page shows, already checked). If the page shows it (its name
+// and body, under an id no other comment has), it was stored under that id,
+// visible from then on; if not, it was not stored, and a page that shows it
+// later shows a comment that was never posted. With res nil (the read
+// failed), p stays unsettled for another read.
+func (m *model) settleComment(p *post, res *engine.Response, shown []shownComment) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.settling = false
+	if res == nil || res.Sent.Before(p.ended.Add(settleAfter)) {
+		return nil
+	}
+	for _, c := range shown {
+		if c.id <= m.in.comments() || c.name != displayName(p.name) || c.body != normalize(p.body) {
+			continue
+		}
+		if _, known := slices.BinarySearchFunc(m.comments, c.id, func(q *post, id int64) int { return cmp64(q.id, id) }); !known {
+			return m.storedLocked(p, c.id, res.Received)
+		}
+	}
+	m.unsureComments = slices.DeleteFunc(m.unsureComments, func(q *post) bool { return q == p })
+	m.commentsOf[p.article] = slices.DeleteFunc(m.commentsOf[p.article], func(q *post) bool { return q == p })
+	return nil
+}
+
+// checkNewID holds a post's new id to the manual's rule: ids are never given
+// twice, and a post's id is above that of every post of its kind whose 303
+// came before it was sent (new ids increase, so an app cannot choose ids that
+// keep its lists unchanged). done is sorted by id; it returns where id goes.
+func checkNewID(done []*post, id int64, sent time.Time, kind string) (int, error) {
+	i, found := slices.BinarySearchFunc(done, id, func(q *post, id int64) int { return cmp64(q.id, id) })
+	if found {
+		return 0, engine.Criticalf("id-reused", "%s id %d was given to two %ss", kind, id, kind)
+	}
+	for _, q := range done[i:] {
+		if q.received.Before(sent) {
+			return 0, engine.Criticalf("id-order", "new %s id %d is below %d, the id of a %s acknowledged before this one was posted: new ids must increase",
+				kind, id, q.id, kind)
+		}
+	}
+	return i, nil
+}
+
+// failArticle records an article whose answer was given up at ended.
+func (m *model) failArticle(p *post, ended time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.failed, p.ended = true, ended
 }
 
 // beginArticle records an article about to be posted.
@@ -120,19 +212,19 @@ func (m *model) beginArticle(title, body string, sent time.Time) *post {
 	return p
 }
 
-// endArticle records an article's 303 (id > 0) or its failure (id 0).
-func (m *model) endArticle(p *post, id int64, received time.Time) {
+// endArticle records an article's 303 with its new id, as endComment does.
+func (m *model) endArticle(p *post, id int64, received time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if id <= 0 {
-		p.failed = true
-		return
+	i, err := checkNewID(m.articles, id, p.sent, "article")
+	if err != nil {
+		return err
 	}
 	p.id, p.article, p.received = id, id, received
 	m.unsureArticles = slices.DeleteFunc(m.unsureArticles, func(q *post) bool { return q == p })
-	i, _ := slices.BinarySearchFunc(m.articles, id, func(q *post, id int64) int { return cmp64(q.id, id) })
 	m.articles = slices.Insert(m.articles, i, p)
 	m.articleByID[id] = p
+	return nil
 }
 
 func cmp64(a, b int64) int {

@@ -92,7 +92,12 @@ func TestSidebarCheckUnderConcurrency(t *testing.T) {
 			m.endComment(m.beginComment(old, "", "x", at(-1)), 300001, at(-0.5))
 		}, top, ""},
 		{"in flight: may lead", func(m *model) { m.beginComment(old, "", "x", at(-0.1)) }, moveToFront(top, old), ""},
-		{"failed post: may lead", func(m *model) { m.endComment(m.beginComment(old, "", "x", at(-5)), 0, time.Time{}) }, moveToFront(top, old), ""},
+		{"failed post: may lead", func(m *model) { m.failComment(m.beginComment(old, "", "x", at(-5)), at(-4)) }, moveToFront(top, old), ""},
+		{"failed post settled as not stored: may not lead", func(m *model) {
+			p := m.beginComment(old, "", "x", at(-15))
+			m.failComment(p, at(-14))
+			_ = m.settleComment(m.dueComment(at(-8)), &engine.Response{Sent: at(-8), Received: at(-7.9)}, nil)
+		}, moveToFront(top, old), "sidebar"},
 		{"sent after the page came back: must not lead", func(m *model) {
 			m.endComment(m.beginComment(old, "", "x", at(0.5)), 300001, at(0.6))
 		}, moveToFront(top, old), "at least 10 articles have newer comments"},
@@ -199,4 +204,94 @@ func TestArticleCheckUnderConcurrency(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNewIDsMustIncrease: ids given out of order by concurrent posts are
+// fine; an id below one acknowledged before the post was sent, or an id
+// given twice, is a critical error.
+func TestNewIDsMustIncrease(t *testing.T) {
+	in := loadInitial()
+	post := func(m *model, id int64, sent, received float64) error {
+		return m.endComment(m.beginComment(17, "", "x", at(sent)), id, at(received))
+	}
+	cases := []struct {
+		name string
+		ids  [][3]float64 // id, sent, received
+		want string
+	}{
+		{"one after another", [][3]float64{{300001, 0, 0.1}, {300002, 0.2, 0.3}}, ""},
+		{"concurrent, answered out of order", [][3]float64{{300002, 0, 0.3}, {300001, 0.1, 0.2}}, ""},
+		{"counting down", [][3]float64{{300009, 0, 0.1}, {300008, 0.2, 0.3}}, "id-order"},
+		{"given twice", [][3]float64{{300001, 0, 0.3}, {300001, 0.1, 0.2}}, "id-reused"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := newModel(in)
+			var err error
+			for _, p := range c.ids {
+				if err = post(m, int64(p[0]), p[1], p[2]); err != nil {
+					break
+				}
+			}
+			if got := codeOf(err); got != c.want {
+				t.Errorf("got %q (%v), want %q", got, err, c.want)
+			}
+		})
+	}
+}
+
+func codeOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	return engine.AsError(err).Code
+}
+
+// TestFailedCommentsAreSettled: a comment whose answer never came is read
+// back settleAfter later and counted as stored (under the id the page shows)
+// or not, and stops excusing anything.
+func TestFailedCommentsAreSettled(t *testing.T) {
+	in := loadInitial()
+	read := func(sent float64) *engine.Response {
+		return &engine.Response{Sent: at(sent), Received: at(sent + 0.1)}
+	}
+	t.Run("not due before settleAfter", func(t *testing.T) {
+		m := newModel(in)
+		m.failComment(m.beginComment(17, "", "x", at(0)), at(1))
+		if p := m.dueComment(at(1).Add(settleAfter - time.Millisecond)); p != nil {
+			t.Fatal("due too early")
+		}
+		if p := m.dueComment(at(1).Add(settleAfter)); p == nil || m.dueComment(at(100)) != nil {
+			t.Fatal("not due once, and only once, at settleAfter")
+		}
+	})
+	t.Run("shown: stored under its id", func(t *testing.T) {
+		m := newModel(in)
+		m.failComment(m.beginComment(17, "me", "hello", at(0)), at(1))
+		p := m.dueComment(at(10))
+		if err := m.settleComment(p, read(10), []shownComment{{id: 300001, name: "me", body: "hello"}}); err != nil || p.id != 300001 || m.anyFailed() {
+			t.Fatalf("err %v, id %d, still failed %v", err, p.id, m.anyFailed())
+		}
+		if !p.definite(at(11.2)) {
+			t.Error("a settled comment is not required from then on")
+		}
+	})
+	t.Run("not shown: never stored", func(t *testing.T) {
+		m := newModel(in)
+		m.failComment(m.beginComment(17, "me", "hello", at(0)), at(1))
+		if err := m.settleComment(m.dueComment(at(10)), read(10), []shownComment{{id: 300001, name: "other", body: "hello"}}); err != nil {
+			t.Fatal(err)
+		}
+		if m.anyFailed() || len(m.runComments(17)) != 0 {
+			t.Errorf("still unsure: %v, comments of the article %d", m.anyFailed(), len(m.runComments(17)))
+		}
+	})
+	t.Run("read failed: settled later", func(t *testing.T) {
+		m := newModel(in)
+		m.failComment(m.beginComment(17, "me", "hello", at(0)), at(1))
+		_ = m.settleComment(m.dueComment(at(10)), nil, nil)
+		if !m.anyFailed() || m.dueComment(at(11)) == nil {
+			t.Error("a failed read settled the comment")
+		}
+	})
 }

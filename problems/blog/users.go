@@ -25,6 +25,11 @@ func newMix() *engine.Mix {
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	full := func() bool { return u.Rand.Float64() < fullCheckShare }
 	think := func() bool { return u.Think(ctx, thinkMin, thinkMax) }
+	if p := s.m.dueComment(r.Now()); p != nil {
+		if err := s.settle(ctx, u.Agent, p, u); err != nil || !think() {
+			return err
+		}
+	}
 	switch s.mix.Next() {
 	case "writer":
 		return s.writer(ctx, r, u, full, think)
@@ -53,6 +58,23 @@ func (s *Scenario) browser(ctx context.Context, u *engine.User, full func() bool
 		think()
 	}
 	return nil
+}
+
+// settle reads the article of failed comment p, as a visitor who got no
+// answer reloads the page to see whether the comment went through, and the
+// model counts the comment as stored or not from what the page shows.
+func (s *Scenario) settle(ctx context.Context, a *engine.Agent, p *post, sc engine.Scorer) error {
+	pg, err := s.articlePage(ctx, a, p.article, true, sc)
+	if err != nil {
+		_ = s.m.settleComment(p, nil, nil) // another read will settle it
+		return err
+	}
+	shown, _, err := parseComments(pg, p.article)
+	if err != nil {
+		_ = s.m.settleComment(p, nil, nil)
+		return err
+	}
+	return s.m.settleComment(p, pg.res, shown)
 }
 
 // pickLink picks an article from the sidebar or from /'s list.
@@ -141,8 +163,7 @@ func waitToCheck(ctx context.Context, r *engine.Run, u *engine.User, received ti
 }
 
 // fetch loads a page as a browser does: the HTML, its checks, its assets.
-// It scores the assets fetched.
-func (s *Scenario) fetch(ctx context.Context, a *engine.Agent, endpoint, path string, sc engine.Scorer) (*page, error) {
+func (s *Scenario) fetch(ctx context.Context, a *engine.Agent, endpoint, path string) (*page, error) {
 	res, err := a.Get(ctx, endpoint, path)
 	if err != nil {
 		return nil, err
@@ -154,17 +175,15 @@ func (s *Scenario) fetch(ctx context.Context, a *engine.Agent, endpoint, path st
 	if err := s.m.checkSidebar(p); err != nil {
 		return nil, err
 	}
-	fetched, err := a.FetchAssets(ctx, res)
-	if err != nil {
+	if err := a.FetchAssets(ctx, res); err != nil {
 		return nil, err
 	}
-	sc.ScoreN(tagAsset, int64(fetched))
 	return p, nil
 }
 
 // index loads and checks / ; full compares every text.
 func (s *Scenario) index(ctx context.Context, a *engine.Agent, full bool, sc engine.Scorer) (*page, error) {
-	p, err := s.fetch(ctx, a, "GET /", "/", sc)
+	p, err := s.fetch(ctx, a, "GET /", "/")
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +196,7 @@ func (s *Scenario) index(ctx context.Context, a *engine.Agent, full bool, sc eng
 
 // articlePage loads and checks article id's page; full compares every text.
 func (s *Scenario) articlePage(ctx context.Context, a *engine.Agent, id int64, full bool, sc engine.Scorer) (*page, error) {
-	p, err := s.fetch(ctx, a, "GET /articles/{id}", "/articles/"+strconv.FormatInt(id, 10), sc)
+	p, err := s.fetch(ctx, a, "GET /articles/{id}", "/articles/"+strconv.FormatInt(id, 10))
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +209,7 @@ func (s *Scenario) articlePage(ctx context.Context, a *engine.Agent, id int64, f
 
 // postPage loads and checks /post, the form to post an article.
 func (s *Scenario) postPage(ctx context.Context, a *engine.Agent, sc engine.Scorer) error {
-	p, err := s.fetch(ctx, a, "GET /post", "/post", sc)
+	p, err := s.fetch(ctx, a, "GET /post", "/post")
 	if err != nil {
 		return err
 	}
@@ -207,11 +226,11 @@ func (s *Scenario) postComment(ctx context.Context, r *engine.Run, a *engine.Age
 	cid, received, err := postForNewID(ctx, a, "POST /articles/{id}/comments", fmt.Sprintf("/articles/%d/comments", article),
 		url.Values{"name": {name}, "body": {body}}, fmt.Sprintf("/articles/%d#comment-", article), s.m.in.comments(),
 		fmt.Sprintf("expected /articles/%d#comment-NEWID with a new comment id", article))
-	s.m.endComment(p, cid, received)
 	if err != nil {
+		s.m.failComment(p, r.Now())
 		return nil, err
 	}
-	return p, nil
+	return p, s.m.endComment(p, cid, received)
 }
 
 // postArticle posts an article and records it in the model.
@@ -220,11 +239,11 @@ func (s *Scenario) postArticle(ctx context.Context, r *engine.Run, a *engine.Age
 	id, received, err := postForNewID(ctx, a, "POST /articles", "/articles",
 		url.Values{"title": {title}, "body": {body}}, "/articles/", s.m.in.articles(),
 		"expected /articles/NEWID with a new article id")
-	s.m.endArticle(p, id, received)
 	if err != nil {
+		s.m.failArticle(p, r.Now())
 		return nil, err
 	}
-	return p, nil
+	return p, s.m.endArticle(p, id, received)
 }
 
 // postForNewID posts form to path, which must answer 303 to prefix followed

@@ -17,13 +17,12 @@ import (
 )
 
 // Scenario version: bump when a check or a number changes.
-const version = "1"
+const version = "2"
 
 // Score weights and rules, as the example's documentation states them.
 const (
 	tagPage  = "page"
-	tagNote  = "note"
-	tagAsset = "asset"
+	tagNote = "note"
 	// freshness is how soon a new note must lead the list on /.
 	freshness = time.Second
 )
@@ -60,7 +59,7 @@ func (s *Scenario) Meta() engine.Meta {
 		Problem: Name,
 		Version: version,
 		Rules: engine.Rules{
-			Weights:   map[string]float64{tagPage: 1, tagNote: 5, tagAsset: 0.1},
+			Weights:   map[string]float64{tagPage: 1, tagNote: 5},
 			Deduction: engine.PerError(map[engine.Class]float64{engine.ClassApplication: 1, engine.ClassTimeout: 0.5}),
 			Pass:      []engine.PassRule{engine.MaxErrorRate(0.01)},
 		},
@@ -73,7 +72,7 @@ func (s *Scenario) Meta() engine.Meta {
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	if _, err := s.checkTop(ctx, a, 0); err != nil {
+	if err := s.checkTop(ctx, a, 0); err != nil {
 		return err
 	}
 	res, err := a.PostForm(ctx, "POST /notes", "/notes", url.Values{"text": {""}})
@@ -86,19 +85,16 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if _, err := s.post(ctx, a, "pre-check note"); err != nil {
 		return err
 	}
-	_, err = s.checkTop(ctx, a, 1)
-	return err
+	return s.checkTop(ctx, a, 1)
 }
 
 // User reads the list and its assets; one session in four posts a note and,
 // after the freshness deadline, checks that the list shows it.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	fetched, err := s.checkTop(ctx, u.Agent, -1)
-	if err != nil {
+	if err := s.checkTop(ctx, u.Agent, -1); err != nil {
 		return err
 	}
 	u.Score(tagPage)
-	u.ScoreN(tagAsset, int64(fetched))
 	if u.Rand.IntN(4) == 0 {
 		text := fmt.Sprintf("note %d-%d", u.ID, u.Rand.Uint32())
 		id, err := s.post(ctx, u.Agent, text)
@@ -160,11 +156,11 @@ func (s *Scenario) post(ctx context.Context, a *engine.Agent, text string) (int,
 }
 
 // checkTop checks / and verifies its stylesheet; total < 0 skips the exact
-// total (other users post concurrently). It returns the assets fetched.
-func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) (int, error) {
+// total (other users post concurrently).
+func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) error {
 	res, err := a.Get(ctx, "GET /", "/")
 	if err != nil {
-		return 0, err
+		return err
 	}
 	checks := []engine.Check{engine.Status(200), engine.ContentType("text/html"), engine.Exists("#notes"),
 		engine.Count(`link[rel="stylesheet"][href="/static/example.css"]`, 1)}
@@ -172,7 +168,7 @@ func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) (in
 		checks = append(checks, engine.Text("#total", strconv.Itoa(total)))
 	}
 	if err := res.Check(checks...); err != nil {
-		return 0, err
+		return err
 	}
 	return a.FetchAssets(ctx, res)
 }
