@@ -21,7 +21,7 @@ const version = "2"
 
 // Score weights and rules, as the example's documentation states them.
 const (
-	tagPage  = "page"
+	tagPage = "page"
 	tagNote = "note"
 	// freshness is how soon a new note must lead the list on /.
 	freshness = time.Second
