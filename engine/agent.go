@@ -31,6 +31,10 @@ const (
 	// DefaultMaxConnsPerUser is how many connections one user may hold to the
 	// target, as a browser does per host.
 	DefaultMaxConnsPerUser = 6
+	// DefaultMaxIdlePerUser is how many of them a user keeps open while it
+	// thinks: idle connections cost the benchmarker and the app a file each,
+	// and a user between pages needs one.
+	DefaultMaxIdlePerUser = 2
 	// DefaultIdleConnTimeout: a keep-alive connection unused this long is
 	// closed rather than used again.
 	DefaultIdleConnTimeout = 30 * time.Second
@@ -112,6 +116,7 @@ type Agent struct {
 	rec      recorder
 	manifest Manifest
 	clock    Clock
+	skew     *skew // learns the target's clock from Dates; nil during the load
 }
 
 // NewAgent returns a standalone agent for base (for tests and tools); inside a
@@ -216,6 +221,9 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
 	a.rec.request(endpoint, res.Elapsed, asset)
+	if date := wr.header["Date"]; a.skew != nil && len(date) > 0 {
+		a.skew.observe(date[0], res.Sent, res.Received)
+	}
 	res.StatusCode, res.Header, res.Body = wr.status, wr.header, wr.body
 	if _, ok := wr.header["Set-Cookie"]; ok {
 		a.setCookies(u, wr.header)

@@ -32,6 +32,10 @@ const (
 	DefaultMaxSlowRate = 0.05
 	// DefaultMaxTimeoutRate is the fraction of timeouts a healthy interval may have.
 	DefaultMaxTimeoutRate = 0.0
+	// maxLateShare is the share of the benchmarker's timer ticks that may
+	// come SaturatedSchedLag late or more (its p99 limit): past it over the
+	// evidence and in the newest interval, users are removed.
+	maxLateShare = 0.01
 	// minStepShare is the smallest step up, as a share of Growth: the step
 	// after the target fell behind or came near a limit.
 	minStepShare = 1.0 / 16
@@ -105,9 +109,14 @@ func (p LoadPolicy) withDefaults() LoadPolicy {
 
 // window is what the controller saw during one interval: requests that
 // started after its last change and ended in the interval, how many of them
-// timed out or were slow, and the errors charged in the interval.
+// timed out or were slow, the errors charged in the interval, and the
+// benchmarker's own errors (Internal: such as running out of open files).
 type window struct {
-	Requests, Timeouts, Errors, Slow int64
+	Requests, Timeouts, Errors, Slow, Internal int64
+	// Ticks and LateTicks are the benchmarker's 10 ms timer ticks and
+	// those SaturatedSchedLag late or more: its goroutines waiting for a
+	// CPU, so that the latencies it measures are its own.
+	Ticks, LateTicks int64
 	// Answered and Latency are the requests answered and their total time.
 	Answered int64
 	Latency  time.Duration
@@ -115,12 +124,20 @@ type window struct {
 
 func (w window) plus(o window) window {
 	return window{w.Requests + o.Requests, w.Timeouts + o.Timeouts, w.Errors + o.Errors, w.Slow + o.Slow,
-		w.Answered + o.Answered, w.Latency + o.Latency}
+		w.Internal + o.Internal, w.Ticks + o.Ticks, w.LateTicks + o.LateTicks, w.Answered + o.Answered, w.Latency + o.Latency}
 }
 
 func (w window) minus(o window) window {
 	return window{w.Requests - o.Requests, w.Timeouts - o.Timeouts, w.Errors - o.Errors, w.Slow - o.Slow,
-		w.Answered - o.Answered, w.Latency - o.Latency}
+		w.Internal - o.Internal, w.Ticks - o.Ticks, w.LateTicks - o.LateTicks, w.Answered - o.Answered, w.Latency - o.Latency}
+}
+
+// lateShare is the share of the benchmarker's timer ticks that came late.
+func (w window) lateShare() float64 {
+	if w.Ticks == 0 {
+		return 0
+	}
+	return float64(w.LateTicks) / float64(w.Ticks)
 }
 
 // mean is the mean response time of the answered requests.
@@ -172,6 +189,8 @@ func LimitReason(reason string) string {
 		return "the scenario's maximum of users"
 	case "min":
 		return "falling behind at the minimum of users"
+	case "benchmarker":
+		return "the benchmarker's own limits (its CPU or its open files)"
 	}
 	return reason // "timeouts", "errors"
 }
@@ -194,6 +213,11 @@ func newController(p LoadPolicy) *controller {
 // While users arrive, only timeouts count: the rest waits for them all.
 func (c *controller) decide(w window, users int, arriving bool) (delta int, kind, reason, cause string) {
 	p := c.p
+	if w.Internal > 0 {
+		// The benchmarker itself cannot serve more users (out of open
+		// files, say): fewer users, at once, whatever the app does.
+		return c.shrink(users, "benchmarker", fmt.Sprintf("%d error(s) of the benchmarker's own, such as running out of open files", w.Internal))
+	}
 	if arriving {
 		if w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests) {
 			return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", w.Timeouts, w.Requests, 100*p.MaxTimeoutRate))
@@ -221,6 +245,11 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 	case float64(ev.Slow) > slowLimit && float64(w.Slow) > p.MaxSlowRate*float64(w.Requests):
 		// Over the limit, and the newest interval too: not already recovering.
 		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)", pct(ev.Slow), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare:
+		// The benchmarker's goroutines wait for a CPU: it cannot drive
+		// these users, and the latencies it measures are its own.
+		return c.shrink(users, "benchmarker", fmt.Sprintf("the benchmarker's timers fired %s late or more in %.1f%% of its ticks (limit %.0f%%)",
+			SaturatedSchedLag, 100*ev.lateShare(), 100*maxLateShare))
 	case ev.Errors > 0:
 		return c.hold("errors", fmt.Sprintf("%d error(s) in the last %s", ev.Errors, time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit/2:
@@ -230,7 +259,7 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		return c.hold("max", fmt.Sprintf("at the maximum of %d users", p.MaxUsers))
 	}
 	for _, x := range c.recent {
-		if x.Requests == 0 || x.Errors > 0 || float64(x.Slow) > p.MaxSlowRate*float64(x.Requests)/2 {
+		if x.Requests == 0 || x.Errors > 0 || float64(x.Slow) > p.MaxSlowRate*float64(x.Requests)/2 || x.lateShare() > maxLateShare/2 {
 			return 0, wait, "", "" // each interval of the evidence must be healthy, not just their sum
 		}
 	}

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -154,6 +156,12 @@ func TestControllerDecisions(t *testing.T) {
 		{"growth stops at the maximum", ok(38), 38, 2, Grow, "healthy"},
 		{"waiting", ok(40), 40, 0, wait, ""},
 		{"at the maximum: hold", ok(40), 40, 0, Hold, "at the maximum of 40 users"},
+		{"the benchmarker's own errors (out of open files) remove users at once", window{Requests: 100, Internal: 3}, 40, -10, Shrink, "3 error(s) of the benchmarker's own"},
+		{"waiting", ok(30), 30, 0, wait, ""},
+		{"the benchmarker's timers late in 6% of the ticks over the evidence and now: remove users",
+			window{Requests: 750, Ticks: 100, LateTicks: 6}, 30, -8, Shrink, "timers fired 20ms late or more in 6.0% of its ticks"},
+		{"waiting", ok(22), 22, 0, wait, ""},
+		{"an interval with late ticks over half the limit is no evidence to grow", window{Requests: 550, Ticks: 100, LateTicks: 1}, 22, 0, wait, ""},
 	}
 	c := newController(p)
 	for i, s := range steps {
@@ -304,5 +312,35 @@ func TestControllerEvidenceLeavesAssetsOut(t *testing.T) {
 	}
 	if s.requests.Load() != 1 || s.assets.Load() != 102 {
 		t.Errorf("%d action requests, %d asset requests", s.requests.Load(), s.assets.Load())
+	}
+}
+
+// TestTargetClockFromDates: Dates of a clock 1.5 s ahead, answered within
+// 20 ms, give the offset within a few tens of milliseconds; Dates that
+// contradict each other give none.
+func TestTargetClockFromDates(t *testing.T) {
+	t.Parallel()
+	var s skew
+	if c := s.clock(); c.Known || c.Why == "" {
+		t.Errorf("no responses: %+v", c)
+	}
+	start := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	ahead := 1500 * time.Millisecond
+	for i := range 50 {
+		sent := start.Add(time.Duration(i) * 137 * time.Millisecond)
+		received := sent.Add(20 * time.Millisecond)
+		dated := sent.Add(10 * time.Millisecond).Add(ahead).Truncate(time.Second)
+		s.observe(dated.Format(http.TimeFormat), sent, received)
+	}
+	c := s.clock()
+	if !c.Known || c.Responses != 50 || math.Abs(c.OffsetMs-1500) > 40 || c.UncertaintyMs > 40 {
+		t.Errorf("1.5 s ahead: %+v", c)
+	}
+	if lo, hi := c.bounds(); lo > 1500*time.Millisecond || hi < 1500*time.Millisecond || hi-lo > 80*time.Millisecond {
+		t.Errorf("bounds %s to %s", lo, hi)
+	}
+	s.observe(start.Add(-time.Hour).Format(http.TimeFormat), start, start.Add(time.Millisecond))
+	if c := s.clock(); c.Known || !strings.Contains(c.Why, "contradict") {
+		t.Errorf("a Date an hour off: %+v", c)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
@@ -40,14 +41,17 @@ type BenchmarkerStats struct {
 
 // monitor watches the benchmarker's own CPU use, GC and scheduling lag.
 type monitor struct {
-	stop      chan struct{}
-	done      chan struct{}
-	mu        sync.Mutex
-	lag       *hdrhistogram.Histogram
-	maxG      int
-	startCPU  time.Duration
-	startWall time.Time
-	startGC   runtime.MemStats
+	stop chan struct{}
+	done chan struct{}
+	mu   sync.Mutex
+	lag  *hdrhistogram.Histogram
+	maxG int
+	// ticks and late count the timer's ticks and those late by
+	// SaturatedSchedLag or more, for the load controller.
+	ticks, late atomic.Int64
+	startCPU    time.Duration
+	startWall   time.Time
+	startGC     runtime.MemStats
 }
 
 func startMonitor() *monitor {
@@ -74,6 +78,10 @@ func (m *monitor) loop() {
 			now := time.Now()
 			late := now.Sub(last) - monitorTick
 			last = now
+			m.ticks.Add(1)
+			if late >= SaturatedSchedLag {
+				m.late.Add(1)
+			}
 			m.mu.Lock()
 			_ = m.lag.RecordValue(max(late.Microseconds(), 1))
 			if n%50 == 0 {

@@ -36,6 +36,7 @@ type Result struct {
 	Workload        Workload         `json:"workload"`
 	Load            []LoadChange     `json:"load_changes"`
 	Benchmarker     BenchmarkerStats `json:"benchmarker"`
+	TargetClock     TargetClock      `json:"target_clock"`
 	Seed            uint64           `json:"seed"`
 	EngineVersion   string           `json:"engine_version"`
 	ScenarioVersion string           `json:"scenario_version"`
@@ -235,6 +236,9 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		if r.Workload.MaxReached {
 			b.WriteString("WARNING: the users reached the scenario's maximum; the cap, not the app, may have set this score\n")
 		}
+		if r.LimitedBy["benchmarker"] > 0 {
+			b.WriteString("WARNING: the benchmarker reached its own limits (its CPU or its open files); the machine, not the app, may have set this score\n")
+		}
 	}
 	if bm := r.Benchmarker; bm.Cores > 0 {
 		fmt.Fprintf(&b, "\nBenchmarker: %.1f CPU s (%.0f%% of %d cores), timer lag p99 %.1f ms, %d GC cycles", bm.CPUSeconds, 100*bm.CPUShare, bm.Cores, bm.SchedLagP99, bm.GCCycles)
@@ -245,6 +249,12 @@ func (r *Result) WriteSummary(w io.Writer) error {
 			fmt.Fprintf(&b, "\nNote: %s", bm.Reason)
 		}
 		b.WriteString("\n")
+	}
+	switch tc := r.TargetClock; {
+	case tc.Known:
+		fmt.Fprintf(&b, "Target clock: %+.3f s ± %.3f s against the benchmarker's (from %d Date headers)\n", tc.OffsetMs/1000, tc.UncertaintyMs/1000, tc.Responses)
+	case tc.Why != "":
+		fmt.Fprintf(&b, "Target clock: unknown (%s); times were compared with the benchmarker's clock\n", tc.Why)
 	}
 	fmt.Fprintf(&b, "Seed %d, engine %s, scenario %s %s\n", r.Seed, r.EngineVersion, r.Problem, r.ScenarioVersion)
 	if len(r.Messages) > 0 {

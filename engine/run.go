@@ -138,6 +138,7 @@ type Run struct {
 	col       *collector
 	led       *ledger
 	st        *stats
+	skew      skew
 	shared    *transport
 	agentCfg  AgentConfig
 	phase     atomic.Value // string
@@ -207,8 +208,23 @@ func (r *Run) NewAgent() *Agent {
 	if r.agentCfg.Pool == PoolPerUser {
 		tr = r.shared.perUser()
 	}
-	return newAgent(r.Target, r.agentCfg, tr, r.st, r.meta.Assets, r.b.clock)
+	a := newAgent(r.Target, r.agentCfg, tr, r.st, r.meta.Assets, r.b.clock)
+	if p := r.Phase(); p == PhaseInitialize || p == PhasePreCheck {
+		a.skew = &r.skew
+	}
+	return a
 }
+
+// TargetClock is what the run has learned of the target's clock so far, from
+// the Date headers of the answers to the agents made before the load (the
+// pre-check's; the load's agents do not look, to keep requests cheap).
+func (r *Run) TargetClock() TargetClock { return r.skew.clock() }
+
+// TargetClockBounds are the least and the most the target's clock is ahead
+// of the run's, as learned so far (both 0 when unknown): a check of a time
+// the app stamped during a request compares it with the request's sending
+// plus lo and its answer plus hi.
+func (r *Run) TargetClockBounds() (lo, hi time.Duration) { return r.skew.clock().bounds() }
 
 // Rand returns a random source for a stream of the run's seed; the same seed
 // and stream always give the same sequence.
@@ -321,7 +337,7 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		var mon *monitor
 		r.phase1(ctx, res, PhaseLoad, b.loadDuration, func(ctx context.Context) error {
 			mon = startMonitor()
-			return r.load(ctx, res)
+			return r.load(ctx, res, mon)
 		})
 		if mon != nil {
 			res.Benchmarker = mon.finish()
@@ -430,7 +446,7 @@ func (r *Run) phase1(ctx context.Context, res *Result, name string, limit time.D
 }
 
 // load runs the users and the load controller until the phase ends.
-func (r *Run) load(ctx context.Context, res *Result) error {
+func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	r.stopLoad.Store(&stop)
@@ -461,7 +477,8 @@ func (r *Run) load(ctx context.Context, res *Result) error {
 		}
 		c := r.col.snapshot()
 		cur := r.st.controlWindow()
-		cur.Errors = c.Application + c.Critical
+		cur.Errors, cur.Internal = c.Application+c.Critical, c.Internal
+		cur.Ticks, cur.LateTicks = mon.ticks.Load(), mon.late.Load()
 		w := cur.minus(last)
 		last = cur
 		users := pool.size()
@@ -615,6 +632,7 @@ func (r *Run) finish(res *Result) {
 	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load()}
 	res.RawScore, res.Breakdown, res.Errors, res.Requests = t.Raw, t.Counts, counts, t.Requests
 	res.AssetRequests = r.st.assets.Load()
+	res.TargetClock = r.skew.clock()
 	res.ErrorsByCode = r.col.byCodeCounts()
 	for _, p := range res.Phases {
 		if !p.Passed {

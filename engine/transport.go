@@ -59,7 +59,7 @@ type transport struct {
 
 // newTransport builds the one place connection policy is decided.
 func newTransport(c AgentConfig) *transport {
-	t := &transport{cfg: c, maxConns: DefaultMaxConnsPerUser, maxIdle: DefaultMaxConnsPerUser,
+	t := &transport{cfg: c, maxConns: DefaultMaxConnsPerUser, maxIdle: DefaultMaxIdlePerUser,
 		tlsConf: &tls.Config{InsecureSkipVerify: true}, // contest targets often use self-signed certificates
 		bufs:    &buffers{}}
 	if c.Pool == PoolShared {
@@ -71,7 +71,7 @@ func newTransport(c AgentConfig) *transport {
 // perUser returns a transport with t's policy and its own connections,
 // sharing t's TLS configuration and scratch buffers.
 func (t *transport) perUser() *transport {
-	return &transport{cfg: t.cfg, maxConns: DefaultMaxConnsPerUser, maxIdle: DefaultMaxConnsPerUser, tlsConf: t.tlsConf, bufs: t.bufs}
+	return &transport{cfg: t.cfg, maxConns: DefaultMaxConnsPerUser, maxIdle: DefaultMaxIdlePerUser, tlsConf: t.tlsConf, bufs: t.bufs}
 }
 
 // buffers are the scratch memory requests borrow while they run.

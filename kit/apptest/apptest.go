@@ -297,3 +297,10 @@ func BehindNginx(t *testing.T, confPath string, app *url.URL, replacements ...[2
 	u, _ := url.Parse("http://127.0.0.1:" + strconv.Itoa(n.Port) + "/")
 	return u
 }
+
+// SkewedClock is the wall clock off by Off: a run on it sees the app's clock
+// off by -Off, as when the app's host keeps another time.
+type SkewedClock struct{ Off time.Duration }
+
+func (c SkewedClock) Now() time.Time                         { return time.Now().Add(c.Off) }
+func (c SkewedClock) After(d time.Duration) <-chan time.Time { return time.After(d) }

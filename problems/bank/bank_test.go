@@ -31,6 +31,17 @@ func TestConformance(t *testing.T) {
 	apps.Conformance(t, 15*time.Second, "login", "refusal")
 }
 
+// TestAppClockOffIsAllowedFor: a correct app on a host whose clock is 1.5 s
+// ahead of the benchmarker's passes: the times of previous logins on
+// /mypage are compared on the app's clock, learned from its Date headers.
+func TestAppClockOffIsAllowedFor(t *testing.T) {
+	res := bench(t, apps.Start(t, "go", "sqlite", ""), 5*time.Second, engine.WithClock(apptest.SkewedClock{Off: -1500 * time.Millisecond}))
+	apptest.ExpectClean(t, res)
+	if tc := res.TargetClock; !tc.Known || tc.OffsetMs < 1300 || tc.OffsetMs > 1700 {
+		t.Errorf("target clock %+v, want an offset near +1.5 s", tc)
+	}
+}
+
 // TestEachDefectFails builds the Go reference with one defect at a time, or
 // puts it behind a proxy that adds one, and expects a FAIL naming it.
 func TestEachDefectFails(t *testing.T) {

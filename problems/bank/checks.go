@@ -43,7 +43,7 @@ func checkMypage(res *engine.Response, got mypageFields, login string, prev succ
 		return nil
 	}
 	if !got.lastAtOK || got.lastTime.Before(prev.sent.Add(-time.Second).Truncate(time.Second)) || got.lastTime.After(prev.received.Add(time.Second)) {
-		return res.Criticalf("mypage", "/mypage shows the previous login at %q, but it happened between %s and %s", got.lastAt,
+		return res.Criticalf("mypage", "/mypage shows the previous login at %q, but it happened between %s and %s on the app's clock", got.lastAt,
 			prev.sent.UTC().Format(data.TimeFormat), prev.received.UTC().Format(data.TimeFormat))
 	}
 	return nil

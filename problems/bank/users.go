@@ -266,7 +266,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 		sc.Score(tagRefusal)
 		return nil
 	}
-	if err := s.mypage(ctx, a, login, prev); err != nil {
+	if err := s.mypage(ctx, a, login, prev, r); err != nil {
 		return err
 	}
 	sc.Score(tagLogin)
@@ -281,11 +281,16 @@ func describe(reason string) string {
 	return "refused as " + reason
 }
 
-// mypage checks /mypage: the login and the previous successful login.
-func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, login string, prev success) error {
+// mypage checks /mypage: the login and the previous successful login, whose
+// time is compared on the app's clock.
+func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, login string, prev success, r *engine.Run) error {
 	res, got, err := fetch(ctx, a, "GET /mypage", "/mypage", parseMypage)
 	if err != nil {
 		return err
+	}
+	if !prev.sent.IsZero() {
+		lo, hi := r.TargetClockBounds()
+		prev.sent, prev.received = prev.sent.Add(lo), prev.received.Add(hi)
 	}
 	return checkMypage(res, got, login, prev)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"os"
@@ -436,4 +437,21 @@ func TestAppChosenIDsFail(t *testing.T) {
 // of webapp/public; a change to either must be made to both on purpose.
 func TestManifestMatchesThePublicFiles(t *testing.T) {
 	apptest.CheckManifest(t, blog.Manifest(), "webapp/public", "/static")
+}
+
+// TestAppClockOffIsAllowedFor: a correct app on a host whose clock is 1.5 s
+// ahead of (or behind) the benchmarker's passes; the result reports the
+// offset learned from its Date headers.
+func TestAppClockOffIsAllowedFor(t *testing.T) {
+	app := startApp(t, "go", "sqlite")
+	for _, ahead := range []time.Duration{1500 * time.Millisecond, -1500 * time.Millisecond} {
+		t.Run(fmt.Sprintf("app %+.1fs", ahead.Seconds()), func(t *testing.T) {
+			res := bench(t, app, 5*time.Second, engine.WithClock(apptest.SkewedClock{Off: -ahead}), engine.WithWorkload(defectUsers))
+			apptest.ExpectClean(t, res)
+			tc := res.TargetClock
+			if !tc.Known || math.Abs(tc.OffsetMs-float64(ahead.Milliseconds())) > 200 {
+				t.Errorf("target clock %+v, want an offset near %s", tc, ahead)
+			}
+		})
+	}
 }

@@ -115,7 +115,8 @@ func (m *model) checkEntry(res *engine.Response, e entry, full bool) error {
 	if e.title != a.title {
 		return res.Criticalf("content", "%s has title %q, expected %q", what, abbreviate(e.title), abbreviate(a.title))
 	}
-	if err := checkTime(res, what, e.created, a.created, a.sent, a.received); err != nil {
+	sent, received := m.appTimes(a.sent, a.received)
+	if err := checkTime(res, what, e.created, a.created, sent, received); err != nil {
 		return err
 	}
 	if full && e.body != normalize(a.body) {
@@ -207,7 +208,8 @@ func (m *model) checkRunComments(res *engine.Response, id int64, shown []shownCo
 		if !c.sent.Before(res.Received) {
 			return res.Criticalf("content", "the page shows comment %d before it was posted", s.id)
 		}
-		if err := checkComment(res, s, c.name, c.body, time.Time{}, c.sent, c.received); err != nil {
+		sent, received := m.appTimes(c.sent, c.received)
+		if err := checkComment(res, s, c.name, c.body, time.Time{}, sent, received); err != nil {
 			return err
 		}
 	}
@@ -255,7 +257,7 @@ func checkTime(res *engine.Response, what, shown string, want time.Time, sent, r
 		return res.Criticalf("content", "%s shows time %q, not YYYY-MM-DD HH:MM:SS", what, shown)
 	}
 	if t.Before(sent.Add(-time.Second).Truncate(time.Second)) || t.After(received.Add(time.Second)) {
-		return res.Criticalf("content", "%s shows time %s, outside the post's request (%s to %s UTC)", what, shown,
+		return res.Criticalf("content", "%s shows time %s, outside the post's request (%s to %s UTC on the app's clock)", what, shown,
 			sent.UTC().Format(data.TimeFormat), received.UTC().Format(data.TimeFormat))
 	}
 	return nil

@@ -86,10 +86,16 @@ type model struct {
 	articleByID     map[int64]*post
 	unsureArticles  []*post
 	posted, settled int
+	// ahead bounds how far the app's clock is ahead of the benchmarker's
+	// (set by the pre-check before any other use): a time the app stamped
+	// during a request lies between its sending plus lo and its answer plus
+	// hi.
+	ahead func() (lo, hi time.Duration)
 }
 
 func newModel(in *initial) *model {
-	return &model{in: in, commentsOf: map[int64][]*post{}, articleByID: map[int64]*post{}}
+	return &model{in: in, commentsOf: map[int64][]*post{}, articleByID: map[int64]*post{},
+		ahead: func() (lo, hi time.Duration) { return 0, 0 }}
 }
 
 // beginComment records a comment about to be posted.
@@ -225,6 +231,16 @@ func (m *model) endArticle(p *post, id int64, received time.Time) error {
 	m.articles = slices.Insert(m.articles, i, p)
 	m.articleByID[id] = p
 	return nil
+}
+
+// appTimes are a request's sending and answer on the app's clock, at their
+// earliest and latest (zero times stay zero: an initial item has none).
+func (m *model) appTimes(sent, received time.Time) (time.Time, time.Time) {
+	if sent.IsZero() {
+		return sent, received
+	}
+	lo, hi := m.ahead()
+	return sent.Add(lo), received.Add(hi)
 }
 
 func cmp64(a, b int64) int {

@@ -96,6 +96,7 @@ func (s *Scenario) Meta() engine.Meta {
 // PreCheck checks the initialized app exactly, one request at a time,
 // negative cases included; any error fails the run.
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
+	s.m.ahead = r.TargetClockBounds
 	a := r.NewAgent()
 	defer a.Close()
 	rnd := r.Rand(0)
