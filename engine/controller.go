@@ -219,8 +219,13 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		return c.shrink(users, "benchmarker", fmt.Sprintf("%d error(s) of the benchmarker's own, such as running out of open files", w.Internal))
 	}
 	if arriving {
-		if w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests) {
+		switch {
+		case w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests):
 			return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", w.Timeouts, w.Requests, 100*p.MaxTimeoutRate))
+		case w.lateShare() > maxLateShare:
+			// The arrivals outran the benchmarker: the newest, mostly
+			// not yet arrived, never come.
+			return c.shrink(users, "benchmarker", lateWhy(w))
 		}
 		return 0, wait, "", ""
 	}
@@ -248,8 +253,7 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare:
 		// The benchmarker's goroutines wait for a CPU: it cannot drive
 		// these users, and the latencies it measures are its own.
-		return c.shrink(users, "benchmarker", fmt.Sprintf("the benchmarker's timers fired %s late or more in %.1f%% of its ticks (limit %.0f%%)",
-			SaturatedSchedLag, 100*ev.lateShare(), 100*maxLateShare))
+		return c.shrink(users, "benchmarker", lateWhy(ev))
 	case ev.Errors > 0:
 		return c.hold("errors", fmt.Sprintf("%d error(s) in the last %s", ev.Errors, time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit/2:
@@ -269,9 +273,13 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 	if ev.Answered > 0 && (c.fastest == 0 || mean < c.fastest) {
 		c.fastest = mean
 	}
-	if float64(mean) > kneeShare*float64(p.SlowRequest) || (mean > kneeFloor && mean > kneeRise*c.fastest) {
+	switch {
+	case float64(mean) > kneeShare*float64(p.SlowRequest) || (mean > kneeFloor && mean > kneeRise*c.fastest):
 		c.step = p.Growth * minStepShare
 		why += fmt.Sprintf("; near capacity (fastest mean %s): smallest step", roundLatency(c.fastest))
+	case ev.lateShare() > maxLateShare/4:
+		c.step = p.Growth * minStepShare
+		why += "; the benchmarker's timers came late now and then: smallest step"
 	}
 	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
 	c.step = min(2*c.step, p.Growth)
@@ -289,6 +297,12 @@ func (c *controller) shrink(users int, reason, why string) (int, string, string,
 	}
 	c.recent = c.recent[:0]
 	return -remove, Shrink, reason, "falling behind: " + why
+}
+
+// lateWhy says how late the benchmarker's timers came in w.
+func lateWhy(w window) string {
+	return fmt.Sprintf("the benchmarker's timers fired %s late or more in %.1f%% of its ticks (limit %.0f%%)",
+		SaturatedSchedLag, 100*w.lateShare(), 100*maxLateShare)
 }
 
 func (c *controller) hold(reason, why string) (int, string, string, string) {

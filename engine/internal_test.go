@@ -162,6 +162,8 @@ func TestControllerDecisions(t *testing.T) {
 			window{Requests: 750, Ticks: 100, LateTicks: 6}, 30, -8, Shrink, "timers fired 20ms late or more in 6.0% of its ticks"},
 		{"waiting", ok(22), 22, 0, wait, ""},
 		{"an interval with late ticks over half the limit is no evidence to grow", window{Requests: 550, Ticks: 100, LateTicks: 1}, 22, 0, wait, ""},
+		{"waiting, one late tick in 200", window{Requests: 550, Ticks: 200, LateTicks: 1}, 22, 0, wait, ""},
+		{"healthy, but a late tick in 300: the smallest step", window{Requests: 550, Ticks: 100}, 22, 2, Grow, "timers came late now and then: smallest step"},
 	}
 	c := newController(p)
 	for i, s := range steps {
@@ -279,6 +281,9 @@ func TestControllerWhileArriving(t *testing.T) {
 	healthy := window{Requests: 100, Answered: 100, Latency: 100 * time.Millisecond}
 	if d, kind, _, _ := c.decide(healthy, 20, true); d != 0 || kind != wait || len(c.recent) != 0 {
 		t.Errorf("arriving, healthy: %+d %s, %d intervals of evidence", d, kind, len(c.recent))
+	}
+	if d, kind, _, cause := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 2}, 20, true); d != -4 || kind != Shrink || !strings.Contains(cause, "timers") {
+		t.Errorf("arriving, the benchmarker lagging: %+d %s %q", d, kind, cause)
 	}
 	if d, kind, _, cause := c.decide(window{Requests: 100, Timeouts: 1}, 20, true); d != -4 || kind != Shrink {
 		t.Errorf("arriving, a timeout: %+d %s %q", d, kind, cause)

@@ -75,6 +75,9 @@ func TestEachDefectFails(t *testing.T) {
 		first = first[i+1:]
 	}`}))
 		}, "previous login from"},
+		{"no fallback to the connection's address when X-Forwarded-For has no first entry", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{`if ip := strings.Trim(first, " \t"); ip != "" {`, `if ip := strings.Trim(first, " \t"); true {`}))
+		}, "expected the address of the connection"},
 		{"/report misses one entry", func(t *testing.T) *url.URL {
 			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
 				if r.URL.Path != "/report" {

@@ -135,6 +135,14 @@ func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 // preCheckNet is the pre-check's network, 192.168.250.0/24.
 const preCheckNet = 250
 
+// socketAddr stands, in the model, for the address of the connection, which
+// the app uses when X-Forwarded-For has no first entry; forwardedDecoy is the
+// second entry the pre-check sends, which is never the client.
+const (
+	socketAddr     = "(connection)"
+	forwardedDecoy = "10.0.0.1"
+)
+
 // reserved is what the pre-check uses and the load never lends: accounts
 // first to last, addresses of 192.168.250.0/24, and an initially banned
 // address.
@@ -222,10 +230,13 @@ func (p *preCheck) logins(ctx context.Context) error {
 		{p.withHistory, "", "", p.o.addrs[1]},
 		{p.fresh, "", "", p.o.addrs[2]}, // a first success ever shows itself
 		{0, "nosuchuser", "password", p.o.addrs[3]},
-		// The client is the first entry of X-Forwarded-For: the next
-		// success's /mypage shows it as the previous login's address.
-		{p.withHistory, "", "", p.o.addrs[10] + " , 10.0.0.1"},
+		// The client is the first entry of X-Forwarded-For, or, when it is
+		// empty, the connection's address: the next success's /mypage shows
+		// it as the previous login's address.
+		{p.withHistory, "", "", p.o.addrs[10] + " , " + forwardedDecoy},
 		{p.withHistory, "", "", p.o.addrs[11]},
+		{p.withHistory, "", "", " , " + forwardedDecoy},
+		{p.withHistory, "", "", p.o.addrs[12]},
 	}
 	for _, st := range steps {
 		login, password := st.login, st.password

@@ -223,10 +223,14 @@ func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string) error 
 // the redirect, then /mypage for a success or the notice on / for a refusal.
 // id is the user the login names (0: none).
 // forwarded is the X-Forwarded-For header sent: the client's address is its
-// first entry, without surrounding spaces or tabs.
+// first entry, without surrounding spaces or tabs, or, when that is empty,
+// the connection's (socketAddr to the model).
 func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, id int64, login, password, forwarded string, sc engine.Scorer) error {
 	first, _, _ := strings.Cut(forwarded, ",")
 	ip := strings.Trim(first, " \t")
+	if ip == "" {
+		ip = socketAddr
+	}
 	right := id > 0 && password == s.m.cfg.User(id).Password
 	if s.m.ipCount(ip) >= data.BanThreshold && strings.HasPrefix(ip, "172.") {
 		mu, _ := s.bannedLocks.LoadOrStore(ip, &sync.Mutex{})
