@@ -64,6 +64,8 @@ type post struct {
 	failed   bool
 	ended    time.Time
 	settling bool // a read to settle it is under way
+	// unsettleable: an article with too many ids to try; it stays unsure.
+	unsettleable bool
 }
 
 // done: the 303 came with an id.
@@ -150,11 +152,12 @@ func (m *model) dueComment(now time.Time) *post {
 	return nil
 }
 
-// anyFailed reports whether a failed comment is still unsettled.
+// anyFailed reports whether a failed post is still unsettled.
 func (m *model) anyFailed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return slices.ContainsFunc(m.unsureComments, func(p *post) bool { return p.failed })
+	failed := func(p *post) bool { return p.failed }
+	return slices.ContainsFunc(m.unsureComments, failed) || slices.ContainsFunc(m.unsureArticles, failed)
 }
 
 // settleComment settles failed comment p from a read of its article's page
@@ -207,6 +210,72 @@ func (m *model) failArticle(p *post, ended time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p.failed, p.ended = true, ended
+}
+
+// maxArticleProbes bounds the ids a settling read of an article tries.
+const maxArticleProbes = 20
+
+// dueArticle claims a failed article whose answer was given up at least
+// settleAfter before now, for the caller to settle, or returns nil.
+func (m *model) dueArticle(now time.Time) *post {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, p := range m.unsureArticles {
+		if p.failed && !p.settling && !p.unsettleable && !p.ended.Add(settleAfter).After(now) {
+			p.settling = true
+			return p
+		}
+	}
+	return nil
+}
+
+// articleCandidates lists the ids failed article p may have been stored
+// under, up to newest (the newest id / shows): above every article
+// acknowledged before p was sent, and no other article's. ok is false when
+// there are more than maxArticleProbes: p is then never tried again.
+func (m *model) articleCandidates(p *post, newest int64) (ids []int64, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	floor := m.in.articles()
+	for _, q := range m.articles {
+		if q.received.Before(p.sent) {
+			floor = max(floor, q.id)
+		}
+	}
+	for id := floor + 1; id <= newest; id++ {
+		if _, known := m.articleByID[id]; !known {
+			if len(ids) == maxArticleProbes {
+				p.unsettleable = true
+				return nil, false
+			}
+			ids = append(ids, id)
+		}
+	}
+	return ids, true
+}
+
+// settleArticle settles failed article p: stored under id (0: not stored),
+// visible from received; ok false leaves it for another read.
+func (m *model) settleArticle(p *post, id int64, received time.Time, ok bool) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.settling = false
+	if !ok {
+		return nil
+	}
+	if id == 0 {
+		m.unsureArticles = slices.DeleteFunc(m.unsureArticles, func(q *post) bool { return q == p })
+		return nil
+	}
+	i, err := checkNewID(m.articles, id, p.sent, "article")
+	if err != nil {
+		return err
+	}
+	p.id, p.article, p.received, p.failed = id, id, received, false
+	m.unsureArticles = slices.DeleteFunc(m.unsureArticles, func(q *post) bool { return q == p })
+	m.articles = slices.Insert(m.articles, i, p)
+	m.articleByID[id] = p
+	return nil
 }
 
 // beginArticle records an article about to be posted.

@@ -295,3 +295,47 @@ func TestFailedCommentsAreSettled(t *testing.T) {
 		}
 	})
 }
+
+// TestFailedArticlesAreSettled: the ids a failed article may have are those
+// above every article acknowledged before it was sent and no other's; once
+// settled, it no longer lets / show an unknown article.
+func TestFailedArticlesAreSettled(t *testing.T) {
+	in := loadInitial()
+	m := newModel(in)
+	before := m.beginArticle("before", "b", at(0))
+	if err := m.endArticle(before, 10001, at(0.1)); err != nil {
+		t.Fatal(err)
+	}
+	lost := m.beginArticle("lost", "l", at(1))
+	concurrent := m.beginArticle("concurrent", "c", at(1.1))
+	m.failArticle(lost, at(2))
+	if err := m.endArticle(concurrent, 10002, at(1.5)); err != nil {
+		t.Fatal(err)
+	}
+	if p := m.dueArticle(at(2).Add(settleAfter - time.Millisecond)); p != nil {
+		t.Fatal("due too early")
+	}
+	p := m.dueArticle(at(2).Add(settleAfter))
+	if p != lost {
+		t.Fatalf("due: %+v", p)
+	}
+	ids, ok := m.articleCandidates(p, 10004)
+	if !ok || fmt.Sprint(ids) != "[10003 10004]" {
+		t.Fatalf("candidates %v %v", ids, ok)
+	}
+	if _, known, maybe := m.lookupArticle(10003, false, at(10)); known || !maybe {
+		t.Fatal("an unsettled failed article does not excuse an unknown one")
+	}
+	if err := m.settleArticle(p, 0, time.Time{}, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, known, maybe := m.lookupArticle(10003, false, at(10)); known || maybe || m.anyFailed() {
+		t.Error("a settled article still excuses an unknown one")
+	}
+	m2 := newModel(in)
+	far := m2.beginArticle("far", "f", at(0))
+	m2.failArticle(far, at(1))
+	if _, ok := m2.articleCandidates(m2.dueArticle(at(100)), 10000+maxArticleProbes+1); ok || m2.dueArticle(at(200)) != nil {
+		t.Error("too many ids to try: tried, or tried again")
+	}
+}

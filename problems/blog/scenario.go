@@ -210,7 +210,7 @@ func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.A
 	return err
 }
 
-// settleAll settles every comment whose answer never came: the load is
+// settleAll settles every post whose answer never came: the load is
 // over, so one wait of settleAfter makes every settling read due.
 func (s *Scenario) settleAll(ctx context.Context, r *engine.Run, a *engine.Agent) error {
 	if !s.m.anyFailed() {
@@ -221,6 +221,11 @@ func (s *Scenario) settleAll(ctx context.Context, r *engine.Run, a *engine.Agent
 	}
 	for p := s.m.dueComment(r.Now()); p != nil; p = s.m.dueComment(r.Now()) {
 		if err := s.settle(ctx, a, p, engine.NoScore); err != nil {
+			return err
+		}
+	}
+	for p := s.m.dueArticle(r.Now()); p != nil; p = s.m.dueArticle(r.Now()) {
+		if err := s.settleArticle(ctx, a, p, engine.NoScore); err != nil {
 			return err
 		}
 	}

@@ -30,6 +30,11 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 			return err
 		}
 	}
+	if p := s.m.dueArticle(r.Now()); p != nil {
+		if err := s.settleArticle(ctx, u.Agent, p, u); err != nil || !think() {
+			return err
+		}
+	}
 	switch s.mix.Next() {
 	case "writer":
 		return s.writer(ctx, r, u, full, think)
@@ -75,6 +80,53 @@ func (s *Scenario) settle(ctx context.Context, a *engine.Agent, p *post, sc engi
 		return err
 	}
 	return s.m.settleComment(p, pg.res, shown)
+}
+
+// settleArticle looks for failed article p as its writer would: / for the
+// newest id, then each id it may have been stored under, and the model
+// counts it as stored (under the id whose page shows its title) or not.
+func (s *Scenario) settleArticle(ctx context.Context, a *engine.Agent, p *post, sc engine.Scorer) (err error) {
+	stored, at, settled := int64(0), time.Time{}, false
+	defer func() {
+		if serr := s.m.settleArticle(p, stored, at, settled && err == nil); err == nil {
+			err = serr
+		}
+	}()
+	top, err := s.index(ctx, a, true, sc)
+	if err != nil {
+		return err
+	}
+	var newest int64
+	if e, ok := parseEntry(top.listed().First()); ok {
+		newest = e.id
+	}
+	ids, ok := s.m.articleCandidates(p, newest)
+	if !ok {
+		return nil // too many to try: it stays unsettled
+	}
+	for _, id := range ids {
+		res, err := a.Get(ctx, "GET /articles/{id}", "/articles/"+strconv.FormatInt(id, 10))
+		if err != nil {
+			return err
+		}
+		if res.StatusCode == http.StatusNotFound {
+			continue
+		}
+		pg, err := parsePage(res)
+		if err != nil {
+			return err
+		}
+		e, err := parseArticle(pg, id)
+		if err != nil {
+			return err
+		}
+		if e.title == p.title {
+			stored, at, settled = id, res.Received, true
+			return nil
+		}
+	}
+	settled = true
+	return nil
 }
 
 // pickLink picks an article from the sidebar or from /'s list.
