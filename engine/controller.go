@@ -36,6 +36,9 @@ const (
 	// come SaturatedSchedLag late or more (its p99 limit): past it over the
 	// evidence and in the newest interval, users are removed.
 	maxLateShare = 0.01
+	// arrivingLateShare is the share of late ticks, in one interval, that
+	// stops users still arriving.
+	arrivingLateShare = 5 * maxLateShare
 	// minStepShare is the smallest step up, as a share of Growth: the step
 	// after the target fell behind or came near a limit.
 	minStepShare = 1.0 / 16
@@ -222,9 +225,10 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		switch {
 		case w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests):
 			return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", w.Timeouts, w.Requests, 100*p.MaxTimeoutRate))
-		case w.lateShare() > maxLateShare:
-			// The arrivals outran the benchmarker: the newest, mostly
-			// not yet arrived, never come.
+		case w.lateShare() > arrivingLateShare:
+			// The arrivals clearly outran the benchmarker (new users
+			// connecting cost a burst of CPU, so a little lateness is
+			// expected): the newest, mostly not yet arrived, never come.
 			return c.shrink(users, "benchmarker", lateWhy(w))
 		}
 		return 0, wait, "", ""

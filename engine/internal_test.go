@@ -282,7 +282,10 @@ func TestControllerWhileArriving(t *testing.T) {
 	if d, kind, _, _ := c.decide(healthy, 20, true); d != 0 || kind != wait || len(c.recent) != 0 {
 		t.Errorf("arriving, healthy: %+d %s, %d intervals of evidence", d, kind, len(c.recent))
 	}
-	if d, kind, _, cause := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 2}, 20, true); d != -4 || kind != Shrink || !strings.Contains(cause, "timers") {
+	if d, kind, _, _ := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 3}, 20, true); d != 0 || kind != wait {
+		t.Errorf("arriving, the benchmarker a little late: %+d %s", d, kind)
+	}
+	if d, kind, _, cause := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 6}, 20, true); d != -4 || kind != Shrink || !strings.Contains(cause, "timers") {
 		t.Errorf("arriving, the benchmarker lagging: %+d %s %q", d, kind, cause)
 	}
 	if d, kind, _, cause := c.decide(window{Requests: 100, Timeouts: 1}, 20, true); d != -4 || kind != Shrink {
