@@ -91,6 +91,8 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 				return sidebarRe.ReplaceAllLiteral(body, cached)
 			}
 		}()}, "sidebar|is missing|should show by now"},
+		// A comment dropped and acknowledged with a made-up id: the comment
+		// is missing, or the next comment's real id is below the made-up one.
 		{"a comment dropped", &proxy{Intercept: func() func(http.ResponseWriter, *http.Request, int64) bool {
 			var comments atomic.Int64
 			return func(w http.ResponseWriter, r *http.Request, n int64) bool {
@@ -104,7 +106,7 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 				http.Redirect(w, r, fmt.Sprintf("/articles/%s#comment-%d", id, 900000000), http.StatusSeeOther)
 				return true
 			}
-		}()}, "comment 900000000|the sidebar"},
+		}()}, "comment 900000000|the sidebar|new ids must increase"},
 		{"a byte of the stylesheet changed", &proxy{Rewrite: func(r *http.Request, n int64, status int, h http.Header, body []byte) []byte {
 			if r.URL.Path == "/static/css/blog.css" && len(body) > 10 {
 				body = append([]byte(nil), body...)
