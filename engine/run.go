@@ -215,13 +215,10 @@ func (r *Run) NewAgent() *Agent {
 	return a
 }
 
-// TargetClock is what the run has learned of the target's clock so far, from
-// the Date headers of the answers to the agents made before the load (the
-// pre-check's; the load's agents do not look, to keep requests cheap).
-func (r *Run) TargetClock() TargetClock { return r.skew.clock() }
-
 // TargetClockBounds are the least and the most the target's clock is ahead
-// of the run's, as learned so far (both 0 when unknown): a check of a time
+// of the run's, as learned so far from the Date headers of the answers to the
+// agents made before the load (the pre-check's; the load's agents do not
+// look, to keep requests cheap), both 0 when unknown: a check of a time
 // the app stamped during a request compares it with the request's sending
 // plus lo and its answer plus hi.
 func (r *Run) TargetClockBounds() (lo, hi time.Duration) { return r.skew.clock().bounds() }

@@ -82,19 +82,23 @@ func (s *Scenario) settle(ctx context.Context, a *engine.Agent, p *post, sc engi
 	return s.m.settleComment(p, pg.res, shown)
 }
 
-// settleArticle looks for failed article p as its writer would: / for the
-// newest id, then each id it may have been stored under, and the model
-// counts it as stored (under the id whose page shows its title) or not.
-func (s *Scenario) settleArticle(ctx context.Context, a *engine.Agent, p *post, sc engine.Scorer) (err error) {
-	stored, at, settled := int64(0), time.Time{}, false
-	defer func() {
-		if serr := s.m.settleArticle(p, stored, at, settled && err == nil); err == nil {
-			err = serr
-		}
-	}()
+// settleArticle looks for failed article p as its writer would, and the
+// model counts it as stored (under the id whose page shows its title) or not.
+func (s *Scenario) settleArticle(ctx context.Context, a *engine.Agent, p *post, sc engine.Scorer) error {
+	id, at, decided, err := s.findArticle(ctx, a, p, sc)
+	if serr := s.m.settleArticle(p, id, at, decided && err == nil); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// findArticle reads / for the newest id, then each id failed article p may
+// have been stored under, and returns the one whose page shows its title and
+// when it came (0: none; decided false: too many ids to try).
+func (s *Scenario) findArticle(ctx context.Context, a *engine.Agent, p *post, sc engine.Scorer) (int64, time.Time, bool, error) {
 	top, err := s.index(ctx, a, true, sc)
 	if err != nil {
-		return err
+		return 0, time.Time{}, false, err
 	}
 	var newest int64
 	if e, ok := parseEntry(top.listed().First()); ok {
@@ -102,31 +106,29 @@ func (s *Scenario) settleArticle(ctx context.Context, a *engine.Agent, p *post, 
 	}
 	ids, ok := s.m.articleCandidates(p, newest)
 	if !ok {
-		return nil // too many to try: it stays unsettled
+		return 0, time.Time{}, false, nil
 	}
 	for _, id := range ids {
 		res, err := a.Get(ctx, "GET /articles/{id}", "/articles/"+strconv.FormatInt(id, 10))
 		if err != nil {
-			return err
+			return 0, time.Time{}, false, err
 		}
 		if res.StatusCode == http.StatusNotFound {
 			continue
 		}
 		pg, err := parsePage(res)
 		if err != nil {
-			return err
+			return 0, time.Time{}, false, err
 		}
 		e, err := parseArticle(pg, id)
 		if err != nil {
-			return err
+			return 0, time.Time{}, false, err
 		}
 		if e.title == p.title {
-			stored, at, settled = id, res.Received, true
-			return nil
+			return id, res.Received, true, nil
 		}
 	}
-	settled = true
-	return nil
+	return 0, time.Time{}, true, nil
 }
 
 // pickLink picks an article from the sidebar or from /'s list.
