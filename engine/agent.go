@@ -134,6 +134,11 @@ func newAgent(base *url.URL, cfg AgentConfig, tr *transport, rec recorder, manif
 	return a
 }
 
+// ClearCookies forgets every cookie, as a browser does when its user
+// clears them: a session that ends without signing out leaves none behind
+// for the agent's next session.
+func (a *Agent) ClearCookies() { a.jar.Store(nil) }
+
 // Close releases the agent's idle connections.
 func (a *Agent) Close() { a.tr.CloseIdleConnections() }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/tunecon/tunecon/problems/bank"
 	"github.com/tunecon/tunecon/problems/blog"
 	"github.com/tunecon/tunecon/problems/example"
+	"github.com/tunecon/tunecon/problems/memo"
 	// new-problem: imports
 )
 
@@ -18,6 +19,7 @@ func All() []kit.Problem {
 		blog.Problem,
 		bank.Problem,
 		example.Problem,
+		memo.Problem,
 		// new-problem: list
 	}
 }

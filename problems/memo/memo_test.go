@@ -1,0 +1,176 @@
+package memo_test
+
+import (
+	"bytes"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest"
+	"github.com/tunecon/tunecon/problems/memo"
+)
+
+var apps = apptest.New(memo.Problem)
+
+func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
+
+// TestConformance runs the pre-check and a short load against every
+// language and store: each must pass with 0 fails.
+func TestConformance(t *testing.T) {
+	apps.Conformance(t, 5*time.Second, "page", "memo", "auth")
+}
+
+// TestManifest: the benchmarker's manifest is exactly the public files.
+func TestManifest(t *testing.T) {
+	apptest.CheckManifest(t, memo.Manifest(), "webapp/public", "/static")
+}
+
+// patched starts the Go app with its source changed.
+func patched(t *testing.T, old, new string) *engine.Result {
+	t.Helper()
+	app := apps.Start(t, "go", kit.StoreSQLite, apptest.Patched(t, "webapp/go", [2]string{old, new}))
+	return apptest.Bench(t, memo.Problem, app, 5*time.Second)
+}
+
+// proxied benchmarks the Go app behind a proxy that adds one defect.
+func proxied(t *testing.T, p *apptest.Proxy) *engine.Result {
+	t.Helper()
+	return apptest.Bench(t, memo.Problem, p.Start(t, apps.Start(t, "go", kit.StoreSQLite, "")), 5*time.Second)
+}
+
+// TestEachDefectFails: every check of the manual, broken once, in a patched
+// build of the Go app or by a proxy in front of it, FAILs the run for its
+// own reason.
+func TestEachDefectFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	listQuery := `"SELECT id, user_id, content, is_private, created_at FROM memos WHERE is_private = 0 "+`
+	for _, c := range []struct {
+		name     string
+		old, new string // a patch of the Go app
+		proxy    *apptest.Proxy
+		want     string
+	}{
+		{name: "private memos leak into the lists", old: listQuery,
+			new: `"SELECT id, user_id, content, is_private, created_at FROM memos WHERE id > 0 "+`, want: `private to`},
+		{name: "private memos are counted", old: `"SELECT COUNT(*) FROM memos WHERE is_private = 0"`,
+			new: `"SELECT COUNT(*) FROM memos"`, want: `counts \d+ public memos`},
+		{name: "a private memo readable signed out", old: `if memo.IsPrivate && !isAuthor {`,
+			new: `if memo.IsPrivate && sess != nil && !isAuthor {`, want: `private to .* shown to anyone`},
+		{name: "older and newer links through private memos", old: `if m.IsPrivate && !isAuthor {`,
+			new: `if false {`, want: `(links to the private memo|as older|as newer)`},
+		{name: "older and newer links swapped", old: `older = m.ID`, new: `newer = m.ID`, want: `as (older|newer)`},
+		{name: "the total does not grow", proxy: frozenTotal(), want: `counts 25048 public memos; 25049 had been written`},
+		{name: "a memo dropped from the list", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
+			if r.URL.Path != "/" {
+				return body
+			}
+			all := regexp.MustCompile(`(?s)<li class="memo" id="memo-\d+">.*?</li>`).FindAllIndex(body, 5)
+			if len(all) < 5 {
+				return body
+			}
+			return append(body[:all[4][0]:all[4][0]], body[all[4][1]:]...)
+		}}, want: `public memo \d+ is missing`},
+		{name: "no Cache-Control: private", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
+			h.Del("Cache-Control")
+			return body
+		}}, want: `Cache-Control`},
+		{name: "an extra cookie", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
+			if r.URL.Path == "/mypage" {
+				h.Add("Set-Cookie", "seen=1; Path=/")
+			}
+			return body
+		}}, want: `set the cookie "seen"`},
+		{name: "a wrong rendered body", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
+			if !strings.HasPrefix(r.URL.Path, "/memos/") {
+				return body
+			}
+			return bytes.Replace(body, []byte("<li>"), []byte("<li>*"), 1)
+		}}, want: `content differs`},
+		{name: "mypage cached across users", proxy: cached(func(r *http.Request) bool { return r.URL.Path == "/mypage" }, false, time.Hour),
+			want: `shows the user|/mypage of \w+ lacks`},
+		{name: "the top page cached for 3 s", proxy: cached(func(r *http.Request) bool { return r.URL.Path == "/" }, true, 3*time.Second),
+			want: `missing|counts|starts with memo`},
+		{name: "recent pages answered from a cache", proxy: cached(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/recent/") }, true, time.Hour),
+			want: `missing|counts|starts with memo`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var res *engine.Result
+			if c.proxy != nil {
+				res = proxied(t, c.proxy)
+			} else {
+				res = patched(t, c.old, c.new)
+			}
+			apptest.ExpectFail(t, res, c.want)
+		})
+	}
+}
+
+// frozenTotal is a proxy that shows the first total it saw on every page.
+func frozenTotal() *apptest.Proxy {
+	re := regexp.MustCompile(`<span id="total-count">\d+</span>`)
+	var once sync.Once
+	var first []byte
+	return &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
+		if m := re.Find(body); m != nil {
+			once.Do(func() { first = bytes.Clone(m) })
+			return re.ReplaceAllLiteral(body, first)
+		}
+		return body
+	}}
+}
+
+// cached is a proxy that answers the GETs match selects from a cache, each
+// page kept for ttl after it was fetched: one cache for everyone, or one per
+// session when perSession.
+func cached(match func(*http.Request) bool, perSession bool, ttl time.Duration) *apptest.Proxy {
+	type entry struct {
+		h    http.Header
+		body []byte
+		at   time.Time
+	}
+	var mu sync.Mutex
+	pages := map[string]entry{}
+	key := func(r *http.Request) string {
+		if perSession {
+			return r.URL.Path + " " + r.Header.Get("Cookie")
+		}
+		return r.URL.Path
+	}
+	p := &apptest.Proxy{}
+	p.Intercept = func(w http.ResponseWriter, r *http.Request, _ int64) bool {
+		if r.Method != http.MethodGet || !match(r) {
+			return false
+		}
+		mu.Lock()
+		e, ok := pages[key(r)]
+		mu.Unlock()
+		if !ok || time.Since(e.at) > ttl {
+			return false
+		}
+		for k, v := range e.h {
+			w.Header()[k] = v
+		}
+		w.Header().Del("Content-Length")
+		_, _ = w.Write(e.body)
+		return true
+	}
+	p.Rewrite = func(r *http.Request, _ int64, status int, h http.Header, body []byte) []byte {
+		if r.Method == http.MethodGet && match(r) && status == http.StatusOK {
+			mu.Lock()
+			if e, ok := pages[key(r)]; !ok || time.Since(e.at) > ttl {
+				pages[key(r)] = entry{h: h.Clone(), body: bytes.Clone(body), at: time.Now()}
+			}
+			mu.Unlock()
+		}
+		return body
+	}
+	return p
+}

@@ -1,0 +1,284 @@
+package memo
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+)
+
+// Version of the scenario: bump it when a check, a number or the user mix
+// changes, so that results say which rules they were scored by.
+const Version = "1"
+
+// Score tags (MANUAL: "Scoring").
+const (
+	tagPage = "page"
+	tagAuth = "auth"
+	tagMemo = "memo"
+)
+
+// The rules' numbers, each stated in the manual.
+const (
+	weightPage = 1
+	weightAuth = 1
+	weightMemo = 10
+	// penaltyError and penaltyTimeout are deducted per error.
+	penaltyError   = 5
+	penaltyTimeout = 1
+	// maxErrorRate fails a run whose errors exceed this share of its scored
+	// actions' requests (assets not counted).
+	maxErrorRate = 0.01
+	// fullCheckShare is the share of memo pages whose whole content is
+	// compared with the Markdown.
+	fullCheckShare = 0.25
+	// probeShare is the share of readers who also ask for someone's
+	// private memo (it must be 404).
+	probeShare = 0.25
+	// startUsers, growth, maxUsers and slowRequest drive the load controller.
+	startUsers  = 4
+	growth      = 1.0
+	maxUsers    = 5000
+	slowRequest = time.Second
+	// finalCheckUsers is how many writers' /mypage the final check reads.
+	finalCheckUsers = 20
+)
+
+// Freshness is the manual's promise: a memo shows everywhere it belongs
+// within this long after its 303.
+const Freshness = time.Second
+
+// Think times of the users (MANUAL: "The users").
+var (
+	thinkMin = 500 * time.Millisecond
+	thinkMax = 1500 * time.Millisecond
+)
+
+// Scenario is the memo benchmark.
+type Scenario struct {
+	m   *model
+	mix *engine.Mix
+}
+
+var _ engine.Scenario = (*Scenario)(nil)
+
+// NewScenario returns a scenario for one run.
+func NewScenario() (*Scenario, error) {
+	return &Scenario{m: newModel(loadInitial()), mix: newMix()}, nil
+}
+
+// Meta declares the rules.
+func (s *Scenario) Meta() engine.Meta {
+	return engine.Meta{
+		Problem: Name,
+		Version: Version,
+		Rules: engine.Rules{
+			Weights: map[string]float64{tagPage: weightPage, tagAuth: weightAuth, tagMemo: weightMemo},
+			Deduction: engine.PerError(map[engine.Class]float64{
+				engine.ClassApplication: penaltyError, engine.ClassTimeout: penaltyTimeout}),
+			Pass: []engine.PassRule{engine.MaxErrorRate(maxErrorRate)},
+		},
+		Assets: Manifest(),
+		Load:   engine.LoadPolicy{StartUsers: startUsers, Growth: growth, SlowRequest: slowRequest, MaxUsers: maxUsers},
+	}
+}
+
+// PreCheck checks the initialized app exactly, one request at a time,
+// negative cases included; any error fails the run.
+func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
+	s.m.ahead = r.TargetClockBounds
+	a := r.NewAgent()
+	defer a.Close()
+	rnd := r.Rand(0)
+	in := s.m.in
+	last := int64(len(in.public)-1) / pageSize
+	for _, n := range []int64{0, 1, 1 + rnd.Int64N(last)} {
+		if _, err := s.list(ctx, a, "", n, engine.NoScore); err != nil {
+			return err
+		}
+	}
+	if err := expect(ctx, a, "GET /recent/{page}", "/recent/"+itoa(last+1), nil, http.StatusNotFound); err != nil {
+		return err
+	}
+	for _, path := range []string{"/recent/-1", "/recent/01", "/recent/x", "/memos/0", "/memos/abc", "/memos/99999999", "/no-such-page"} {
+		endpoint := "GET (unknown path)"
+		switch {
+		case strings.HasPrefix(path, "/recent/"):
+			endpoint = "GET /recent/{page}"
+		case strings.HasPrefix(path, "/memos/"):
+			endpoint = "GET /memos/{id}"
+		}
+		if err := expect(ctx, a, endpoint, path, nil, http.StatusNotFound); err != nil {
+			return err
+		}
+	}
+	pub := in.public[rnd.IntN(len(in.public))]
+	if err := s.memoPage(ctx, a, "", pub, true, engine.NoScore); err != nil {
+		return err
+	}
+	if err := s.memoPage(ctx, a, "", s.m.privateMemo(rnd, 0), true, engine.NoScore); err != nil {
+		return err
+	}
+	res, err := a.Get(ctx, "GET /mypage", "/mypage")
+	if err != nil {
+		return err
+	}
+	if err := checkRedirect(res, "/signin"); err != nil {
+		return err
+	}
+	if err := expect(ctx, a, "POST /memos", "/memos", url.Values{"content": {"# signed out"}}, http.StatusForbidden); err != nil {
+		return err
+	}
+	return s.preCheckUsers(ctx, r, a)
+}
+
+// preCheckUsers signs in with a wrong password and then the right one, reads
+// a private memo as its author and as another user, posts what the manual
+// refuses and then a public and a private memo, and signs up.
+func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.Agent) error {
+	rnd := r.Rand(2)
+	u := s.m.borrow(rnd)
+	defer s.m.giveBack(u)
+	wrong := url.Values{"username": {u.name}, "password": {u.password + "x"}}
+	if err := expect(ctx, a, "POST /signin", "/signin", wrong, http.StatusUnauthorized); err != nil {
+		return err
+	}
+	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	csrf, err := s.mypage(ctx, a, u, engine.NoScore)
+	if err != nil {
+		return err
+	}
+	v := s.m.view(r.Now(), r.Now())
+	if sure, _, _ := v.authorMemos(u.id, true); len(sure) > 0 {
+		if err := s.memoPage(ctx, a, u.name, sure[rnd.IntN(len(sure))], true, engine.NoScore); err != nil {
+			return err
+		}
+	}
+	if err := s.memoPage(ctx, a, u.name, s.m.privateMemo(rnd, u.id), false, engine.NoScore); err != nil {
+		return err
+	}
+	bad := []url.Values{
+		{"content": {"# no token"}},
+		{"content": {"# wrong token"}, "csrf_token": {csrf + "x"}},
+		{"content": {"#   \nno title"}, "csrf_token": {csrf}},
+		{"content": {""}, "csrf_token": {csrf}},
+		{"content": {"# long\n" + strings.Repeat("長", 10000)}, "csrf_token": {csrf}},
+	}
+	for _, form := range bad {
+		if err := expect(ctx, a, "POST /memos", "/memos", form, http.StatusBadRequest); err != nil {
+			return err
+		}
+	}
+	for i, private := range []bool{false, true} {
+		p, err := s.post(ctx, r, a, u, csrf, private, engine.NoScore)
+		if err != nil {
+			return err
+		}
+		if want := s.m.in.lastMemo() + 1 + int64(i); p.id != want {
+			return engine.Criticalf("id-next", "the memo posted got id %d; after /initialize the next memo id is %d", p.id, want)
+		}
+	}
+	if !r.Sleep(ctx, Freshness) {
+		return ctx.Err()
+	}
+	if _, err := s.list(ctx, a, u.name, 0, engine.NoScore); err != nil {
+		return err
+	}
+	if _, err := s.mypage(ctx, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	if err := s.signout(ctx, a, csrf, engine.NoScore); err != nil {
+		return err
+	}
+	for _, n := range []int64{0, 1} { // read before the posts: now one memo further down
+		if _, err := s.list(ctx, a, "", n, engine.NoScore); err != nil {
+			return err
+		}
+	}
+	for _, form := range []url.Values{
+		{"username": {"ab"}, "password": {"password1"}},
+		{"username": {"Upper_case"}, "password": {"password1"}},
+		{"username": {"short_pw"}, "password": {"1234567"}},
+	} {
+		if err := expect(ctx, a, "POST /signup", "/signup", form, http.StatusBadRequest); err != nil {
+			return err
+		}
+	}
+	taken := url.Values{"username": {u.name}, "password": {"password1"}}
+	if err := expect(ctx, a, "POST /signup", "/signup", taken, http.StatusConflict); err != nil {
+		return err
+	}
+	nu, err := s.signup(ctx, a, engine.NoScore)
+	if err != nil {
+		return err
+	}
+	csrf, err = s.mypage(ctx, a, nu, engine.NoScore)
+	if err != nil {
+		return err
+	}
+	if err := s.signout(ctx, a, csrf, engine.NoScore); err != nil {
+		return err
+	}
+	s.m.giveBack(nu)
+	return nil
+}
+
+// expect sends a request that must answer status: a GET when form is nil,
+// else a POST of form.
+func expect(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, status int) error {
+	var res *engine.Response
+	var err error
+	if form == nil {
+		res, err = a.Get(ctx, endpoint, path)
+	} else {
+		res, err = a.PostForm(ctx, endpoint, path, form)
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkCookies(res); err != nil {
+		return err
+	}
+	return res.Check(engine.Status(status))
+}
+
+// checkRedirect checks a 303 to path.
+func checkRedirect(res *engine.Response, path string) error {
+	if err := checkCookies(res); err != nil {
+		return err
+	}
+	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
+		if loc != path {
+			return "expected " + path
+		}
+		return ""
+	}))
+}
+
+// FinalCheck checks the end state: / and the /mypage of a sample of the
+// users who wrote, signed in again.
+func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	if _, err := s.list(ctx, a, "", 0, engine.NoScore); err != nil {
+		return err
+	}
+	for _, u := range s.m.sampleUsers(r.Rand(1), finalCheckUsers) {
+		if u.unsure {
+			continue
+		}
+		a.ClearCookies()
+		if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		if _, err := s.mypage(ctx, a, u, engine.NoScore); err != nil {
+			return err
+		}
+	}
+	return nil
+}

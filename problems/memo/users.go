@@ -1,0 +1,362 @@
+package memo
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tunecon/tunecon/engine"
+)
+
+// The session mix (MANUAL: "The users"): of every hundred sessions started,
+// evenly interleaved, 40 read signed out, 40 write as a user, 20 sign up.
+func newMix() *engine.Mix {
+	return engine.NewMix(engine.Share{Role: "reader", Weight: 40}, engine.Share{Role: "writer", Weight: 40},
+		engine.Share{Role: "newcomer", Weight: 20})
+}
+
+// User plays one session of the role the mix gives it, in a browser whose
+// cookies the previous session left behind are cleared.
+func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
+	u.ClearCookies()
+	switch s.mix.Next() {
+	case "reader":
+		return s.reader(ctx, u)
+	case "writer":
+		if w := s.m.borrow(u.Rand); w != nil {
+			defer s.m.giveBack(w)
+			return s.writer(ctx, r, u, w)
+		}
+	}
+	return s.newcomer(ctx, r, u)
+}
+
+// reader reads / and a few memos from it, then pages back through /recent
+// one page at a time (or jumps to a random page), thinking between pages;
+// some readers also ask for someone's private memo.
+func (s *Scenario) reader(ctx context.Context, u *engine.User) error {
+	p, err := s.list(ctx, u.Agent, "", 0, u)
+	if err != nil {
+		return err
+	}
+	if err := s.readSome(ctx, u, "", p, 2+u.Rand.IntN(2)); err != nil {
+		return err
+	}
+	if u.Rand.Float64() < probeShare {
+		if err := s.memoPage(ctx, u.Agent, "", s.m.privateMemo(u.Rand, 0), false, engine.NoScore); err != nil {
+			return err
+		}
+	}
+	n, pages := int64(1), 1+u.Rand.IntN(3)
+	if u.Rand.IntN(10) == 0 && p.total > 2*pageSize {
+		n = 1 + u.Rand.Int64N(p.total/pageSize-1)
+	}
+	for range pages {
+		if !u.Think(ctx, thinkMin, thinkMax) {
+			return nil
+		}
+		p, err := s.list(ctx, u.Agent, "", n, u)
+		if err != nil || p.more == "" {
+			return err
+		}
+		n++
+	}
+	return nil
+}
+
+// readSome opens up to n memos listed on p, thinking before each.
+func (s *Scenario) readSome(ctx context.Context, u *engine.User, viewer string, p *listPage, n int) error {
+	for range min(n, len(p.entries)) {
+		if !u.Think(ctx, thinkMin, thinkMax) {
+			return nil
+		}
+		e := p.entries[u.Rand.IntN(len(p.entries))]
+		if err := s.memoPage(ctx, u.Agent, viewer, e.id, u.Rand.Float64() < fullCheckShare, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writer signs in as w, reads /mypage, writes a memo and opens it, then,
+// once Freshness has passed, finds it on / or /mypage, reads someone else's
+// memo, and signs out.
+func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, w *user) error {
+	if err := s.signin(ctx, u.Agent, w, u); err != nil {
+		return err
+	}
+	u.Think(ctx, thinkMin, thinkMax)
+	csrf, err := s.mypage(ctx, u.Agent, w, u)
+	if err != nil {
+		return err
+	}
+	return s.writeAndLeave(ctx, r, u, w, csrf, u.Rand.IntN(2) == 1)
+}
+
+// newcomer signs up, reads /mypage, writes a public memo and opens it, reads
+// /, and signs out; the new user joins those writers may sign in as.
+func (s *Scenario) newcomer(ctx context.Context, r *engine.Run, u *engine.User) error {
+	w, err := s.signup(ctx, u.Agent, u)
+	if err != nil {
+		return err
+	}
+	defer s.m.giveBack(w)
+	u.Think(ctx, thinkMin, thinkMax)
+	csrf, err := s.mypage(ctx, u.Agent, w, u)
+	if err != nil {
+		return err
+	}
+	return s.writeAndLeave(ctx, r, u, w, csrf, false)
+}
+
+// writeAndLeave writes a memo and opens it, then, a think later and at least
+// Freshness after its 303, reads / (public) or /mypage (private) where it
+// must show, opens someone else's memo from /, and signs out.
+func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.User, w *user, csrf string, private bool) error {
+	u.Think(ctx, thinkMin, thinkMax)
+	p, err := s.post(ctx, r, u.Agent, w, csrf, private, u)
+	if err != nil {
+		return err
+	}
+	if err := s.memoPage(ctx, u.Agent, w.name, p.id, true, u); err != nil {
+		return err
+	}
+	u.Think(ctx, thinkMin, thinkMax)
+	if !r.SleepUntil(ctx, p.received.Add(Freshness)) {
+		return nil
+	}
+	var list *listPage
+	if private {
+		if _, err := s.mypage(ctx, u.Agent, w, u); err != nil {
+			return err
+		}
+		list, err = s.list(ctx, u.Agent, w.name, 0, u)
+	} else {
+		list, err = s.list(ctx, u.Agent, w.name, 0, u)
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.readSome(ctx, u, w.name, list, 1); err != nil {
+		return err
+	}
+	u.Think(ctx, thinkMin, thinkMax)
+	return s.signout(ctx, u.Agent, csrf, u)
+}
+
+// list loads / (n = 0) or /recent/n as name ("" signed out), checks it
+// against the model, fetches its assets and scores it.
+func (s *Scenario) list(ctx context.Context, a *engine.Agent, name string, n int64, score engine.Scorer) (*listPage, error) {
+	path, endpoint := "/", "GET /"
+	if n > 0 {
+		path, endpoint = "/recent/"+itoa(n), "GET /recent/{page}"
+	}
+	res, err := a.Get(ctx, endpoint, path)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 && res.StatusCode == http.StatusNotFound {
+		// Past the last page: right only if it may be.
+		if sure := int64(len(s.m.in.public)); sure > n*pageSize {
+			return nil, res.Criticalf("missing", "/recent/%d is 404; at least %d public memos exist", n, sure)
+		}
+		return &listPage{}, checkCookies(res)
+	}
+	doc, _, err := page(res, name)
+	if err != nil {
+		return nil, err
+	}
+	p, err := parseList(res, doc, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkList(res, p, s.m.view(res.Sent, res.Received), n*pageSize); err != nil {
+		return nil, err
+	}
+	if err := a.FetchAssets(ctx, res); err != nil {
+		return nil, err
+	}
+	score.Score(tagPage)
+	return p, nil
+}
+
+// memoPage opens /memos/id as viewer ("" signed out): a memo the viewer may
+// not see must be 404; full compares its whole content.
+func (s *Scenario) memoPage(ctx context.Context, a *engine.Agent, viewer string, id int64, full bool, score engine.Scorer) error {
+	res, err := a.Get(ctx, "GET /memos/{id}", "/memos/"+itoa(id))
+	if err != nil {
+		return err
+	}
+	if q := s.m.lookup(id); q != nil && q.private && s.m.name(q.user) != viewer {
+		if res.StatusCode == http.StatusOK {
+			return res.Criticalf("private-leak", "memo %d is private to %s; it was shown to %s", id, s.m.name(q.user), who(viewer))
+		}
+		return expectedStatus(res, http.StatusNotFound)
+	}
+	doc, _, err := page(res, viewer)
+	if err != nil {
+		return err
+	}
+	p, err := parseMemo(res, doc)
+	if err != nil {
+		return err
+	}
+	if err := checkMemo(res, p, s.m.view(res.Sent, res.Received), id, viewer, full); err != nil {
+		return err
+	}
+	if err := a.FetchAssets(ctx, res); err != nil {
+		return err
+	}
+	score.Score(tagPage)
+	return nil
+}
+
+// expectedStatus checks an answer's status and cookies.
+func expectedStatus(res *engine.Response, status int) error {
+	if err := checkCookies(res); err != nil {
+		return err
+	}
+	return res.Check(engine.Status(status))
+}
+
+// mypage loads /mypage as w, checks it against w's memos and returns the
+// form's CSRF token.
+func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score engine.Scorer) (string, error) {
+	res, err := a.Get(ctx, "GET /mypage", "/mypage")
+	if err != nil {
+		return "", err
+	}
+	doc, token, err := page(res, w.name)
+	if err != nil {
+		return "", err
+	}
+	p, err := parseList(res, doc, true)
+	if err != nil {
+		return "", err
+	}
+	if p.csrf != token {
+		return "", res.Applicationf("csrf", "the form's csrf_token differs from the header's")
+	}
+	if err := checkMine(res, p, s.m.view(res.Sent, res.Received), w); err != nil {
+		return "", err
+	}
+	if err := a.FetchAssets(ctx, res); err != nil {
+		return "", err
+	}
+	score.Score(tagPage)
+	return token, nil
+}
+
+// signin signs in as w: 303 to /mypage with the session cookie.
+func (s *Scenario) signin(ctx context.Context, a *engine.Agent, w *user, score engine.Scorer) error {
+	res, err := a.PostForm(ctx, "POST /signin", "/signin", url.Values{"username": {w.name}, "password": {w.password}})
+	if err != nil {
+		return err
+	}
+	if err := checkSession(res, "/mypage"); err != nil {
+		return err
+	}
+	score.Score(tagAuth)
+	return nil
+}
+
+// checkSession checks a 303 to path that starts a session.
+func checkSession(res *engine.Response, path string) error {
+	if err := checkRedirect(res, path); err != nil {
+		return err
+	}
+	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
+		if c.Name == sessionCookie && c.Value != "" {
+			return nil
+		}
+	}
+	return res.Applicationf("cookie", "no %s cookie came with the 303", sessionCookie)
+}
+
+// signup signs up a new user: 303 to /mypage, signed in.
+func (s *Scenario) signup(ctx context.Context, a *engine.Agent, score engine.Scorer) (*user, error) {
+	name := s.m.newName()
+	password := "pw-" + name + "-secret"
+	res, err := a.PostForm(ctx, "POST /signup", "/signup", url.Values{"username": {name}, "password": {password}})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSession(res, "/mypage"); err != nil {
+		return nil, err
+	}
+	score.Score(tagAuth)
+	return s.m.signedUp(name, password), nil
+}
+
+// signout signs out: 303 to /.
+func (s *Scenario) signout(ctx context.Context, a *engine.Agent, csrf string, score engine.Scorer) error {
+	res, err := a.PostForm(ctx, "POST /signout", "/signout", url.Values{"csrf_token": {csrf}})
+	if err != nil {
+		return err
+	}
+	if err := checkRedirect(res, "/"); err != nil {
+		return err
+	}
+	a.ClearCookies() // the app deleted the session; a browser may still hold the cookie, which names none
+	score.Score(tagAuth)
+	return nil
+}
+
+// post writes a memo as w: 303 to /memos/ID with a new id.
+func (s *Scenario) post(ctx context.Context, r *engine.Run, a *engine.Agent, w *user, csrf string, private bool, score engine.Scorer) (*memo, error) {
+	n := s.m.nextPost()
+	title := titleOf(n)
+	content := "# " + title + "\n\n" + s.m.in.cfg.Content(uint64(n))
+	vis := "0"
+	if private {
+		vis = "1"
+	}
+	p := s.m.begin(w, private, title, content, r.Now())
+	res, err := a.PostForm(ctx, "POST /memos", "/memos", url.Values{"content": {content}, "is_private": {vis}, "csrf_token": {csrf}})
+	if err != nil {
+		s.m.failed(w, p)
+		return nil, err
+	}
+	id, err := memoCreated(res)
+	if err != nil {
+		s.m.failed(w, p)
+		return nil, err
+	}
+	if !s.m.stored(p, id, res.Received) {
+		return nil, res.Criticalf("id-order", "the new memo got id %d, given before or not above every memo acknowledged before it was sent", id)
+	}
+	score.Score(tagMemo)
+	return p, nil
+}
+
+// memoCreated checks a post's 303 to /memos/ID and returns ID.
+func memoCreated(res *engine.Response) (int64, error) {
+	if err := checkCookies(res); err != nil {
+		return 0, err
+	}
+	if err := res.Check(engine.Status(http.StatusSeeOther)); err != nil {
+		return 0, err
+	}
+	loc, err := res.Location()
+	if err != nil {
+		return 0, err
+	}
+	id, ok := idAfter(loc.Path, "/memos/")
+	if !ok {
+		return 0, res.Applicationf("redirect", "the post redirected to %s, not to /memos/ID", loc.Path)
+	}
+	return id, nil
+}
+
+// titleOf returns the title of the run's n-th memo: three words and n, so
+// that no two memos of a run share a title.
+func titleOf(n int64) string {
+	w := make([]string, 3)
+	for i, k := 0, n; i < len(w); i, k = i+1, k/int64(len(titleWords)) {
+		w[i] = titleWords[k%int64(len(titleWords))]
+	}
+	return strings.Join(w, " ") + " " + itoa(n)
+}
+
+var titleWords = strings.Fields(`tuning notes plan review 計測 改善 メモ 日報 draft ideas`)
