@@ -439,7 +439,7 @@ func seeOther(w http.ResponseWriter, location string) {
 // Memo lists.
 
 func (app *App) getIndex(w http.ResponseWriter, r *http.Request) {
-	app.renderList(w, r, 0)
+	app.renderList(w, r, 0, false)
 }
 
 func (app *App) getRecent(w http.ResponseWriter, r *http.Request) {
@@ -449,12 +449,12 @@ func (app *App) getRecent(w http.ResponseWriter, r *http.Request) {
 		app.notFound(w, r)
 		return
 	}
-	app.renderList(w, r, n)
+	app.renderList(w, r, n, true)
 }
 
-// renderList writes page n of the public memos, newest first: / is page 0, and the only one that is there even
-// without a memo on it.
-func (app *App) renderList(w http.ResponseWriter, r *http.Request, n int64) {
+// renderList writes page n of the public memos, newest first: / is page 0, and the only page that is there even
+// without a memo on it (/recent/N, recent, is 404 when empty, /recent/0 too).
+func (app *App) renderList(w http.ResponseWriter, r *http.Request, n int64, recent bool) {
 	sess, err := app.session(w, r)
 	if err != nil {
 		app.serverError(w, err)
@@ -480,7 +480,7 @@ func (app *App) renderList(w http.ResponseWriter, r *http.Request, n int64) {
 		app.serverError(w, err)
 		return
 	}
-	if n > 0 && len(memos) == 0 {
+	if recent && len(memos) == 0 {
 		app.renderError(w, sess, http.StatusNotFound, "There is no such page.")
 		return
 	}

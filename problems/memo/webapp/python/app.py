@@ -23,10 +23,11 @@ from datetime import datetime, timezone
 
 import pymysql
 import pymysql.cursors
-from flask import Flask, Response, g, redirect, render_template, request
+from flask import Flask, Response, g, render_template, request
 from markdown_it import MarkdownIt
 from markupsafe import Markup, escape
 from werkzeug.exceptions import HTTPException
+from werkzeug.http import HTTP_STATUS_CODES
 
 ROOT = os.path.abspath(os.environ.get("MEMO_ROOT") or "..")  # the webapp directory: public/, sql/, data/
 DB = os.environ.get("MEMO_DB", "")  # "" or "sqlite:PATH" for SQLite, "mysql://user:pass@host:port/dbname"
@@ -215,21 +216,27 @@ def render(status, template, **page):
     return render_template(template, viewer=current_session(), **page), status
 
 
+def error_page(status, message):
+    """An error page, titled with the status's name ("Not Found"), as the Go app's are."""
+    return render(status, "error.html", title=HTTP_STATUS_CODES[status], message=message)
+
+
+def not_found(message="There is no such page."):
+    return error_page(404, message)
+
+
 @app.errorhandler(HTTPException)
 def http_error(error):
     """Flask's own error pages (an unknown path, a path that exists with another method, ...) as the app's pages:
     a path that exists with another method is 404 too, as in the Go app."""
     if error.code in (404, 405):
         return not_found()
-    return render(error.code, "error.html", title=error.name, message=error.description)
-
-
-def not_found():
-    return render(404, "error.html", title="Not found", message="There is no such page.")
-
-
-def error_page(status, title, message):
-    return render(status, "error.html", title=title, message=message)
+    if error.code == 500:
+        # An error of the app's own, shown signed out: the session may be what failed.
+        page = render_template("error.html", viewer=None, title=HTTP_STATUS_CODES[500],
+                               message="Something went wrong. Please try again.")
+        return page, 500
+    return error_page(error.code, error.description)
 
 
 @app.after_request
@@ -268,7 +275,7 @@ def sign_in(user_id, location):
         "INSERT INTO sessions (id, user_id, csrf_token, created_at) VALUES (?, ?, ?, ?)",
         token, user_id, secrets.token_hex(16), now(),
     )
-    response = redirect(location, 303)
+    response = see_other(location)
     response.set_cookie(SESSION_COOKIE, token, path="/", httponly=True, samesite="Lax")
     return response
 
@@ -279,12 +286,16 @@ def valid_csrf_token(session):
     return token is not None and hmac.compare_digest(token.encode(), session["csrf_token"].encode())
 
 
+def see_other(location):
+    return Response(status=303, headers={"Location": location})
+
+
 # Handlers.
 
 
 @app.get("/")
 def get_index():
-    return list_page(0)
+    return list_page(0, index=True)
 
 
 @app.get("/recent/<page>")
@@ -294,8 +305,9 @@ def get_recent(page):
     return list_page(int(page))
 
 
-def list_page(page):
-    """Page `page` of the public memos, newest first: / is page 0."""
+def list_page(page, index=False):
+    """Page `page` of the public memos, newest first. The index, /, is page 0, and the only page that is there even
+    without a memo on it: /recent/0 lists what / lists, but is 404, as any empty page, when there is no public memo."""
     # The count and the list come from one transaction, so that a memo posted in between cannot make them disagree.
     execute("BEGIN")
     try:
@@ -305,22 +317,25 @@ def list_page(page):
             "ORDER BY id DESC LIMIT ? OFFSET ?",
             PAGE_SIZE, page * PAGE_SIZE,
         )
-        memos = [listed(row) for row in rows]
+        memos = []
+        for row in rows:
+            author = query_one("SELECT username FROM users WHERE id = ?", row["user_id"])
+            memos.append(listed(row, author["username"]))
     finally:
         execute("ROLLBACK")  # it only read
-    if page > 0 and not memos:
+    if not memos and not index:
         return not_found()
     more = f"/recent/{page + 1}" if total > (page + 1) * PAGE_SIZE else None
-    return render(200, "index.html", title="" if page == 0 else f"Page {page}", total=total, memos=memos, more=more)
+    title = f"Public memos, page {page}" if page > 0 else ""
+    return render(200, "index.html", title=title, total=total, memos=memos, more=more)
 
 
-def listed(row):
+def listed(row, author):
     """A memo as the lists show it, with its author's name."""
-    author = query_one("SELECT username FROM users WHERE id = ?", row["user_id"])
     return {
         "id": row["id"],
         "title": title_of(row["content"]),
-        "author": author["username"],
+        "author": author,
         "created_at": row["created_at"],
         "is_private": row["is_private"],
     }
@@ -329,38 +344,33 @@ def listed(row):
 @app.get("/memos/<id>")
 def get_memo(id):
     if not MEMO_ID.fullmatch(id):
-        return not_found()
+        return not_found("There is no such memo.")
     memo = query_one("SELECT id, user_id, content, is_private, created_at FROM memos WHERE id = ?", int(id))
     if memo is None:
-        return not_found()
+        return not_found("There is no such memo.")
     session = current_session()
     is_author = session is not None and session["user_id"] == memo["user_id"]
     if memo["is_private"] and not is_author:
-        return not_found()  # a private memo is for its author's eyes only
+        return not_found("There is no such memo.")  # to anyone but its author, a private memo does not exist
     author = query_one("SELECT username FROM users WHERE id = ?", memo["user_id"])
+    content = Markup(markdown.render(memo["content"]))
 
-    # The older and newer links: the author's memos the viewer may see, scanned for the neighbours of this one.
-    if is_author:
-        memos = query(
-            "SELECT id, user_id, content, is_private, created_at FROM memos WHERE user_id = ? ORDER BY id",
-            memo["user_id"],
-        )
-    else:
-        memos = query(
-            "SELECT id, user_id, content, is_private, created_at FROM memos WHERE user_id = ? AND is_private = 0 "
-            "ORDER BY id",
-            memo["user_id"],
-        )
+    # The older and the newer memo of the author that the viewer may see.
+    memos = query(
+        "SELECT id, user_id, content, is_private, created_at FROM memos WHERE user_id = ? ORDER BY id", memo["user_id"]
+    )
     older = newer = None
     for other in memos:
+        if other["is_private"] and not is_author:
+            continue
         if other["id"] < memo["id"]:
             older = other["id"]
         elif other["id"] > memo["id"] and newer is None:
             newer = other["id"]
 
     return render(
-        200, "memo.html", title=title_of(memo["content"]), memo=memo, author=author["username"],
-        content=Markup(markdown.render(memo["content"])), older=older, newer=newer,
+        200, "memo.html", title=title_of(memo["content"]), memo=memo, author=author["username"], content=content,
+        older=older, newer=newer,
     )
 
 
@@ -368,12 +378,12 @@ def get_memo(id):
 def get_mypage():
     session = current_session()
     if session is None:
-        return redirect("/signin", 303)
+        return see_other("/signin")
     rows = query(
         "SELECT id, user_id, content, is_private, created_at FROM memos WHERE user_id = ? ORDER BY id DESC",
         session["user_id"],
     )
-    memos = [listed(row) for row in rows]
+    memos = [listed(row, session["username"]) for row in rows]
     return render(200, "mypage.html", title="My page", memos=memos)
 
 
@@ -381,20 +391,18 @@ def get_mypage():
 def post_memo():
     session = current_session()
     if session is None:
-        return error_page(403, "Forbidden", "Sign in to write a memo.")
+        return error_page(403, "Sign in to write a memo.")
     if not valid_csrf_token(session):
-        return error_page(400, "Bad request", "The form is out of date: reload the page and try again.")
+        return error_page(400, "The form has expired: reload the page and try again.")
     content = form_value("content")
     if content is None or not 1 <= len(content) <= MAX_CONTENT or not title_of(content):
-        return error_page(
-            400, "Bad request", f"A memo is 1 to {MAX_CONTENT} characters long and its first line is its title."
-        )
+        return error_page(400, f"A memo is 1 to {MAX_CONTENT} characters long, and its first line is its title.")
     is_private = 1 if form_value("is_private") == "1" else 0
     cur = execute(
         "INSERT INTO memos (user_id, content, is_private, created_at) VALUES (?, ?, ?, ?)",
         session["user_id"], content, is_private, now(),
     )
-    return redirect(f"/memos/{cur.lastrowid}", 303)
+    return see_other(f"/memos/{cur.lastrowid}")
 
 
 @app.get("/signin")
@@ -410,7 +418,7 @@ def post_signin():
     if username is not None and password is not None:
         user = query_one("SELECT id, salt, password_hash FROM users WHERE username = ?", username)
     if user is None or not hmac.compare_digest(hash_password(user["salt"], password), user["password_hash"]):
-        return render(401, "signin.html", title="Sign in", error="Wrong name or password.")
+        return render(401, "signin.html", title="Sign in", message="Wrong name or password.", username=username)
     return sign_in(user["id"], "/mypage")
 
 
@@ -423,15 +431,14 @@ def get_signup():
 def post_signup():
     username = form_value("username")
     password = form_value("password")
-    if username is None or not USERNAME.fullmatch(username):
-        return render(400, "signup.html", title="Sign up", error="A name is 3 to 24 characters of a-z, 0-9 and _.")
-    if password is None or not MIN_PASSWORD <= len(password) <= MAX_PASSWORD:
-        return render(
-            400, "signup.html", title="Sign up",
-            error=f"A password is {MIN_PASSWORD} to {MAX_PASSWORD} characters long.",
-        )
+    if (username is None or not USERNAME.fullmatch(username)
+            or password is None or not MIN_PASSWORD <= len(password) <= MAX_PASSWORD):
+        message = (f"A name is 3 to 24 characters of a-z, 0-9 and _; a password is {MIN_PASSWORD} to {MAX_PASSWORD} "
+                   "characters long.")
+        return render(400, "signup.html", title="Sign up", message=message, username=username)
+    # Look first: on MariaDB, an insert refused by the unique name still uses up an id.
     if query_one("SELECT id FROM users WHERE username = ?", username) is not None:
-        return render(409, "signup.html", title="Sign up", error="This name is taken.")
+        return render(409, "signup.html", title="Sign up", message="This name is taken.", username=username)
     salt = secrets.token_hex(8)
     try:
         cur = execute(
@@ -439,20 +446,20 @@ def post_signup():
             username, salt, hash_password(salt, password), now(),
         )
     except (sqlite3.IntegrityError, pymysql.err.IntegrityError):
-        # Someone took the name since the SELECT: the table keeps names unique.
-        return render(409, "signup.html", title="Sign up", error="This name is taken.")
+        # Someone took the name since the SELECT: the unique name has the last word.
+        return render(409, "signup.html", title="Sign up", message="This name is taken.", username=username)
     return sign_in(cur.lastrowid, "/mypage")
 
 
 @app.post("/signout")
 def post_signout():
     session = current_session()
+    response = see_other("/")
     if session is not None:
         if not valid_csrf_token(session):
-            return error_page(400, "Bad request", "The form is out of date: reload the page and try again.")
+            return error_page(400, "The form has expired: reload the page and try again.")
         execute("DELETE FROM sessions WHERE id = ?", session["id"])
-    response = redirect("/", 303)
-    response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax")
+        response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Lax")
     return response
 
 
