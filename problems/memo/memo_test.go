@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -67,6 +68,42 @@ func TestEachDefectFails(t *testing.T) {
 		{name: "older and newer links through private memos", old: `if m.IsPrivate && !isAuthor {`,
 			new: `if false {`, want: `(links to the private memo|as older|as newer)`},
 		{name: "older and newer links swapped", old: `older = m.ID`, new: `newer = m.ID`, want: `as (older|newer)`},
+		{name: "CSRF tokens not checked", old: `return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.CSRFToken)) == 1`,
+			new: `return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.CSRFToken)) >= 0`, want: `POST /memos: expected status 400, got 303`},
+		{name: "any password signs in", old: `if err != nil || hashPassword(user.Salt, password) != user.PasswordHash {`,
+			new: `if err != nil || hashPassword(user.Salt, password) == "" {`, want: `POST /signin: expected status 401, got 303`},
+		{name: "mypage lists everyone's memos", old: `"ORDER BY id DESC", sess.UserID)`,
+			new: `"OR 1 = 1 ORDER BY id DESC LIMIT 300", sess.UserID)`, want: `shows the author|private to`},
+		{name: "a taken name accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusConflict: http.StatusOK}, StatusMethod: http.MethodPost},
+			want: `POST /signup: expected status 409, got 200`},
+		{name: "a redirect other than 303", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusSeeOther: http.StatusFound}, StatusMethod: http.MethodPost},
+			want: `expected status 303, got 302`},
+		{name: "a memo id given twice", proxy: rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if loc := h.Get("Location"); r.Method == http.MethodPost && strings.HasPrefix(loc, "/memos/") {
+				id, _ := strconv.Atoi(strings.TrimPrefix(loc, "/memos/"))
+				h.Set("Location", "/memos/"+strconv.Itoa(id-1))
+			}
+			return body
+		}), want: `got id \d+, given before`},
+		{name: "an asset tag left out", proxy: replace(`<script src="/static/js/memo.js"></script>`, ``), want: `lacks the asset tag head script`},
+		{name: "another user's name in the header", proxy: replace(`<span id="username">`, `<span id="username">x`), want: `shows the user "x`},
+		{name: "a wrong title in a list", proxy: replaceOn("/", `class="memo-title" href="/memos/(\d+)">`, `${0}x`), want: `is titled "x`},
+		{name: "a wrong author in a list", proxy: replaceOn("/", `<span class="memo-author">`, `${0}x`), want: `shows the author "x`},
+		{name: "a wrong time on a memo page", proxy: replaceOn("/memos/", `<span class="memo-created">20`, `<span class="memo-created">19`), want: `shows the time "19`},
+		{name: "a wrong visibility mark", proxy: replaceOn("/memos/", `>public</span>`, `>private</span>`), want: `is marked "private", expected "public"`},
+		{name: "private marks left out of mypage", proxy: replaceOn("/mypage", ` <span class="memo-private">private</span>`, ``), want: `marks memo \d+ private: false, expected true`},
+		{name: "a wrong link to older memos", proxy: replaceOn("/", `href="/recent/1"`, `href="/recent/2"`), want: `link to older memos is "/recent/2"`},
+		{name: "the two newest memos swapped", proxy: rewrite(func(r *http.Request, _ http.Header, body []byte) []byte {
+			all := regexp.MustCompile(`(?s)<li class="memo" id="memo-\d+">.*?</li>`).FindAllIndex(body, 2)
+			if r.URL.Path != "/" || len(all) < 2 {
+				return body
+			}
+			a, b := bytes.Clone(body[all[0][0]:all[0][1]]), bytes.Clone(body[all[1][0]:all[1][1]])
+			out := append(bytes.Clone(body[:all[0][0]]), b...)
+			out = append(out, body[all[0][1]:all[1][0]]...)
+			out = append(out, a...)
+			return append(out, body[all[1][1]:]...)
+		}), want: `listed after memo`},
 		{name: "the total does not grow", proxy: frozenTotal(), want: `counts 25048 public memos; 25049 had been written`},
 		{name: "a memo dropped from the list", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
 			if r.URL.Path != "/" {
@@ -111,6 +148,36 @@ func TestEachDefectFails(t *testing.T) {
 			apptest.ExpectFail(t, res, c.want)
 		})
 	}
+}
+
+// rewrite is a proxy that changes every answer with f.
+func rewrite(f func(r *http.Request, h http.Header, body []byte) []byte) *apptest.Proxy {
+	return &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, h http.Header, body []byte) []byte { return f(r, h, body) }}
+}
+
+// replace is a proxy that replaces old with new in every page.
+func replace(old, new string) *apptest.Proxy {
+	return rewrite(func(_ *http.Request, _ http.Header, body []byte) []byte {
+		return bytes.ReplaceAll(body, []byte(old), []byte(new))
+	})
+}
+
+// replaceOn is a proxy that replaces the first match of the pattern old with
+// new (a regexp template) in the pages whose path is path, or starts with it
+// when it ends in "/" and is not "/".
+func replaceOn(path, old, new string) *apptest.Proxy {
+	re := regexp.MustCompile(old)
+	return rewrite(func(r *http.Request, _ http.Header, body []byte) []byte {
+		if r.URL.Path != path && (path == "/" || !strings.HasSuffix(path, "/") || !strings.HasPrefix(r.URL.Path, path)) {
+			return body
+		}
+		loc := re.FindSubmatchIndex(body)
+		if loc == nil {
+			return body
+		}
+		out := append(bytes.Clone(body[:loc[0]]), re.Expand(nil, []byte(new), body, loc)...)
+		return append(out, body[loc[1]:]...)
+	})
 }
 
 // frozenTotal is a proxy that shows the first total it saw on every page.

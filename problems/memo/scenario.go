@@ -241,10 +241,7 @@ func expect(ctx context.Context, a *engine.Agent, endpoint, path string, form ur
 	if err != nil {
 		return err
 	}
-	if err := checkCookies(res); err != nil {
-		return err
-	}
-	return res.Check(engine.Status(status))
+	return expectedStatus(res, status)
 }
 
 // checkRedirect checks a 303 to path.

@@ -126,15 +126,12 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 	if !r.SleepUntil(ctx, p.received.Add(Freshness)) {
 		return nil
 	}
-	var list *listPage
 	if private {
 		if _, err := s.mypage(ctx, u.Agent, w, u); err != nil {
 			return err
 		}
-		list, err = s.list(ctx, u.Agent, w.name, 0, u)
-	} else {
-		list, err = s.list(ctx, u.Agent, w.name, 0, u)
 	}
+	list, err := s.list(ctx, u.Agent, w.name, 0, u)
 	if err != nil {
 		return err
 	}
