@@ -104,6 +104,23 @@ func TestEachDefectFails(t *testing.T) {
 			out = append(out, a...)
 			return append(out, body[all[1][1]:]...)
 		}), want: `listed after memo`},
+		{name: "a memo that was never written", proxy: replaceOn("/", `id="memo-\d+"><a class="memo-title" href="/memos/\d+"`,
+			`id="memo-99999999"><a class="memo-title" href="/memos/99999999"`), want: `memo 99999999 .* was never written`},
+		{name: "a page of the list missing", proxy: &apptest.Proxy{Intercept: func(w http.ResponseWriter, r *http.Request, _ int64) bool {
+			if r.URL.Path != "/recent/1" {
+				return false
+			}
+			http.NotFound(w, r)
+			return true
+		}}, want: `/recent/1 is 404`},
+		{name: "no session cookie on signing in", proxy: rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
+			if r.URL.Path == "/signin" {
+				h.Del("Set-Cookie")
+			}
+			return body
+		}), want: `no memo_session cookie`},
+		{name: "a user's header shown signed out", proxy: replace(`<a id="signin-link"`, `<span id="username">ghost</span><a id="signin-link"`),
+			want: `signed-out visitor got a page for the user "ghost"`},
 		{name: "the total does not grow", proxy: frozenTotal(), want: `counts 25048 public memos; 25049 had been written`},
 		{name: "a memo dropped from the list", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
 			if r.URL.Path != "/" {
