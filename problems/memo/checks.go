@@ -87,12 +87,18 @@ func checkList(res *engine.Response, p *listPage, v *view, offset int64) error {
 	for _, e := range p.entries {
 		listed[e.id] = true
 	}
+	// The newest missing one is named: the one a reader would miss first.
+	var missing int64
 	for _, ids := range [][]int64{sure, runSure} {
-		for i := sort64(ids, floor); i < len(ids) && ids[i] <= first; i++ {
+		for i := sort64(ids, first+1) - 1; i >= 0 && ids[i] >= floor && ids[i] > missing; i-- {
 			if !listed[ids[i]] {
-				return res.Criticalf("missing", "public memo %d is missing from the page (between memo %d and memo %d), though written a second before", ids[i], first, last)
+				missing = ids[i]
 			}
 		}
+	}
+	if missing > 0 {
+		return res.Criticalf("missing", "public memo %d is missing from the page (which lists %d memos, %d down to %d), though written a second before",
+			missing, len(p.entries), first, last)
 	}
 	below := sort64(sure, last) > 0 || sort64(runSure, last) > 0
 	wantMore := "/recent/" + itoa(offset/pageSize+1)
@@ -170,11 +176,11 @@ func (v *view) find(id int64) *memo {
 	if id >= 1 && id <= v.m.in.lastMemo() {
 		return v.m.initialMemo(id)
 	}
-	i, ok := slices.BinarySearchFunc(v.run, id, func(q memo, id int64) int { return cmp64(q.id, id) })
+	i, ok := slices.BinarySearchFunc(v.run, id, func(q *memo, id int64) int { return cmp64(q.id, id) })
 	if !ok {
 		return nil
 	}
-	return &v.run[i]
+	return v.run[i]
 }
 
 // authorMemos returns the ids of user's memos that viewer may see, sure

@@ -2,7 +2,9 @@ package memo_test
 
 import (
 	"bytes"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -132,6 +134,7 @@ func TestEachDefectFails(t *testing.T) {
 			}
 			return append(body[:all[4][0]:all[4][0]], body[all[4][1]:]...)
 		}}, want: `public memo \d+ is missing`},
+		{name: "memos whose 303 was lost, left out of the total", proxy: lostPosts(), want: `counts \d+ public memos; \d+ had been written`},
 		{name: "no Cache-Control: private", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
 			h.Del("Cache-Control")
 			return body
@@ -209,6 +212,44 @@ func frozenTotal() *apptest.Proxy {
 		}
 		return body
 	}}
+}
+
+// lostPosts is a proxy that loses the Location of every 303 to a public
+// memo posted after the pre-check's, so the writer never learns its id, and
+// leaves those memos out of the total: stored (and on their author's
+// /mypage), yet counted by no one.
+func lostPosts() *apptest.Proxy {
+	var mu sync.Mutex
+	public := map[int64]bool{} // POST /memos requests of public memos, by number
+	lost := 0
+	total := regexp.MustCompile(`<span id="total-count">(\d+)</span>`)
+	return &apptest.Proxy{
+		Intercept: func(_ http.ResponseWriter, r *http.Request, n int64) bool {
+			if r.Method == http.MethodPost && r.URL.Path == "/memos" {
+				b, _ := io.ReadAll(r.Body)
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				form, _ := url.ParseQuery(string(b))
+				mu.Lock()
+				public[n] = form.Get("is_private") != "1"
+				mu.Unlock()
+			}
+			return false
+		},
+		Rewrite: func(r *http.Request, n int64, _ int, h http.Header, body []byte) []byte {
+			mu.Lock()
+			defer mu.Unlock()
+			if id, ok := strings.CutPrefix(h.Get("Location"), "/memos/"); ok && r.Method == http.MethodPost {
+				if id, _ := strconv.Atoi(id); id > 50002 && public[n] {
+					h.Del("Location")
+					lost++
+				}
+			}
+			return total.ReplaceAllFunc(body, func(m []byte) []byte {
+				n, _ := strconv.Atoi(string(total.FindSubmatch(m)[1]))
+				return []byte(`<span id="total-count">` + strconv.Itoa(n-lost) + `</span>`)
+			})
+		},
+	}
 }
 
 // cached is a proxy that answers the GETs match selects from a cache, each

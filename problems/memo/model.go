@@ -77,8 +77,8 @@ type user struct {
 	name     string
 	password string
 	memos    []*memo // the user's run memos, in the order posted
-	// unsure: a post of the user failed, or a sign-up's answer never came;
-	// the user is never lent again.
+	// unsure: a post of the user failed and /mypage has not shown it since;
+	// the user is not lent again while it is.
 	unsure bool
 }
 
@@ -90,7 +90,7 @@ type model struct {
 	in *initial
 
 	mu     sync.Mutex
-	run    []*memo          // run memos whose 303 came, by id ascending
+	run    []*memo          // run memos stored, by id ascending (a memo here is never changed again)
 	byID   map[int64]*memo  // run memos by id
 	unsure []*memo          // run memos in flight or failed
 	users  map[int64]*user  // every user lent or signed up, by id
@@ -223,30 +223,70 @@ func (m *model) begin(u *user, private bool, title, content string, sent time.Ti
 func (m *model) stored(p *memo, id int64, received time.Time) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if id <= m.in.lastMemo() || m.byID[id] != nil {
+	if !m.accept(p, id, received) {
 		p.failed = true
 		return false
 	}
-	for _, q := range m.run {
-		if q.id >= id && q.received.Before(p.sent) {
-			p.failed = true
+	return true
+}
+
+// accept records p as stored under id, acknowledged at received, if the id
+// keeps the manual's rule. The caller holds m.mu.
+func (m *model) accept(p *memo, id int64, received time.Time) bool {
+	if id <= m.in.lastMemo() || m.byID[id] != nil {
+		return false
+	}
+	i, _ := slices.BinarySearchFunc(m.run, id, func(q *memo, id int64) int { return cmp64(q.id, id) })
+	for _, q := range m.run[i:] {
+		if q.received.Before(p.sent) {
 			return false
 		}
 	}
-	p.id, p.received = id, received
+	p.id, p.received, p.failed = id, received, false
 	m.unsure = slices.DeleteFunc(m.unsure, func(q *memo) bool { return q == p })
-	i, _ := slices.BinarySearchFunc(m.run, id, func(q *memo, id int64) int { return cmp64(q.id, id) })
-	m.run = slices.Insert(m.run, i, p)
+	// Views share run's backing array up to their length: the newest id is
+	// appended past it; one that arrives out of order gets a new array.
+	if i == len(m.run) {
+		m.run = append(m.run, p)
+	} else {
+		m.run = slices.Concat(m.run[:i], []*memo{p}, m.run[i:])
+	}
 	m.byID[id] = p
 	return true
 }
 
 // failed records that a memo's answer never came or was wrong: it may or may
-// not be stored, and its author is never lent again.
+// not be stored, and its author is not lent again until settle finds it.
 func (m *model) failed(u *user, p *memo) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p.failed, u.unsure = true, true
+}
+
+// settle reads a /mypage of u answered at received for u's memos whose post
+// failed: one listed there (by its title, which no other memo has) was
+// stored after all, and is acknowledged from received on, like any other.
+// One not listed stays unsure, since the app may still be writing it. It
+// returns the id of a memo listed under an id the rule forbids, 0 if none.
+func (m *model) settle(u *user, entries []entry, received time.Time) int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !u.unsure {
+		return 0
+	}
+	u.unsure = false
+	for _, p := range u.memos {
+		if !p.failed {
+			continue
+		}
+		i := slices.IndexFunc(entries, func(e entry) bool { return e.title == p.title })
+		if i >= 0 && !m.accept(p, entries[i].id, received) {
+			u.unsure = true
+			return entries[i].id
+		}
+		u.unsure = u.unsure || p.failed
+	}
+	return 0
 }
 
 // view is a snapshot of the model for checking one page requested at sent
@@ -254,17 +294,14 @@ func (m *model) failed(u *user, p *memo) {
 type view struct {
 	m              *model
 	sent, received time.Time
-	run            []memo // run memos done, by id ascending
-	unsure         []memo // in flight or failed, sent before received
+	run            []*memo // run memos done, by id ascending; never changed once there
+	unsure         []memo  // in flight or failed, sent before received
 }
 
 func (m *model) view(sent, received time.Time) *view {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	v := &view{m: m, sent: sent, received: received, run: make([]memo, len(m.run))}
-	for i, p := range m.run {
-		v.run[i] = *p
-	}
+	v := &view{m: m, sent: sent, received: received, run: m.run[:len(m.run):len(m.run)]}
 	for _, p := range m.unsure {
 		if p.sent.Before(received) {
 			v.unsure = append(v.unsure, *p)

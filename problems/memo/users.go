@@ -2,8 +2,10 @@ package memo
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/tunecon/tunecon/engine"
@@ -65,13 +67,16 @@ func (s *Scenario) reader(ctx context.Context, u *engine.User) error {
 	return nil
 }
 
-// readSome opens up to n memos listed on p, thinking before each.
+// readSome opens up to n memos listed on p, thinking before each. It skips
+// memos the model does not know yet (posts whose answer has not come): their
+// pages could not be checked.
 func (s *Scenario) readSome(ctx context.Context, u *engine.User, viewer string, p *listPage, n int) error {
-	for range min(n, len(p.entries)) {
+	known := slices.DeleteFunc(slices.Clone(p.entries), func(e entry) bool { return s.m.lookup(e.id) == nil })
+	for range min(n, len(known)) {
 		if !u.Think(ctx, thinkMin, thinkMax) {
 			return nil
 		}
-		e := p.entries[u.Rand.IntN(len(p.entries))]
+		e := known[u.Rand.IntN(len(known))]
 		if err := s.memoPage(ctx, u.Agent, viewer, e.id, u.Rand.Float64() < fullCheckShare, u); err != nil {
 			return err
 		}
@@ -117,7 +122,7 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 	u.Think(ctx, thinkMin, thinkMax)
 	p, err := s.post(ctx, r, u.Agent, w, csrf, private, u)
 	if err != nil {
-		return err
+		return s.afterFailedPost(ctx, r, u, w, err)
 	}
 	if err := s.memoPage(ctx, u.Agent, w.name, p.id, true, u); err != nil {
 		return err
@@ -140,6 +145,21 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 	}
 	u.Think(ctx, thinkMin, thinkMax)
 	return s.signout(ctx, u.Agent, csrf, u)
+}
+
+// afterFailedPost follows a post whose answer was missing or wrong: it
+// records the error, and Freshness later opens /mypage, where the memo must
+// show if the app stored it, so that the model knows it from then on.
+func (s *Scenario) afterFailedPost(ctx context.Context, r *engine.Run, u *engine.User, w *user, postErr error) error {
+	if engine.AsError(postErr).Class == engine.ClassCritical || errors.Is(postErr, engine.ErrCutOff) || ctx.Err() != nil {
+		return postErr
+	}
+	r.Error(postErr)
+	if !r.Sleep(ctx, Freshness) {
+		return nil
+	}
+	_, err := s.mypage(ctx, u.Agent, w, u)
+	return err
 }
 
 // list loads / (n = 0) or /recent/n as name ("" signed out), checks it
@@ -237,6 +257,10 @@ func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score e
 	}
 	if err := checkMine(res, p, s.m.view(res.Sent, res.Received), w); err != nil {
 		return "", err
+	}
+	if id := s.m.settle(w, p.entries, res.Received); id != 0 {
+		return "", res.Criticalf("id-order", "memo %d, whose post got no valid answer, has an id given before or "+
+			"not above every memo acknowledged before it was sent", id)
 	}
 	if err := a.FetchAssets(ctx, res); err != nil {
 		return "", err
