@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -24,9 +25,19 @@ var apps = apptest.New(memo.Problem)
 func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
 
 // TestConformance runs the pre-check and a short load against every
-// language and store: each must pass with 0 fails.
+// language and store, and the Go app behind nginx with the sample
+// configuration: each must pass with 0 fails.
 func TestConformance(t *testing.T) {
 	apps.Conformance(t, 5*time.Second, "page", "memo", "auth")
+	t.Run("go+sqlite+nginx", func(t *testing.T) {
+		public, _ := filepath.Abs("webapp/public")
+		app := apps.Start(t, "go", kit.StoreSQLite, "")
+		front := apptest.BehindNginx(t, "nginx/memo.conf", app,
+			[2]string{"listen 80;", "listen 127.0.0.1:{{PORT}};"},
+			[2]string{"server 127.0.0.1:8080;", "server {{APP}};"},
+			[2]string{"alias /path/to/tunecon/problems/memo/webapp/public/;", "alias " + public + "/;"})
+		apptest.ExpectClean(t, apptest.Bench(t, memo.Problem, front, 5*time.Second), "page", "memo", "auth")
+	})
 }
 
 // TestManifest: the benchmarker's manifest is exactly the public files.
