@@ -36,8 +36,8 @@ test-go:
 # Every problem's Go apps: each is a module of its own.
 GO_APPS = $(wildcard problems/*/webapp/go problems/*/solutions/go)
 
-test-webapps: ## vet and build the Go apps (each its own module)
-	@for d in $(GO_APPS); do echo "vet+build $$d"; (cd $$d && $(GO) vet ./... && $(GO) build -o /dev/null .) || exit 1; done
+test-webapps: ## vet, build and test the Go apps (each its own module)
+	@for d in $(GO_APPS); do echo "vet+build+test $$d"; (cd $$d && $(GO) vet ./... && $(GO) build -o /dev/null . && $(GO) test -count=1 ./...) || exit 1; done
 
 demo: build ## start the blog reference app, benchmark it, print the result, stop it
 	$(BIN)/tunecon try blog

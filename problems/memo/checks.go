@@ -352,7 +352,7 @@ func normalizedMarkdown(md goldmark.Markdown, content string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	div := goquery.NewDocumentFromNode(root).Find("div").First()
+	div := goquery.NewDocumentFromNode(root).FindMatcher(selDiv).First()
 	return normalize(div.Nodes[0]), nil
 }
 

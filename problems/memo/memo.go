@@ -23,6 +23,7 @@ var Problem = kit.Problem{
 	After:       "ISUCON3 qualifier (2013)",
 	Langs:       []string{"go", "python"},
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
+	Tuned:       "go",
 	Manual:      "problems/memo/MANUAL.md",
 	NewScenario: kit.Constructor(NewScenario),
 	Data:        func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },

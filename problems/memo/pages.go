@@ -6,15 +6,65 @@ import (
 	"strings"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/andybalholm/cascadia"
+	"golang.org/x/net/html"
 
 	"github.com/tunecon/tunecon/engine"
 )
 
-// The asset tags every page carries (MANUAL: "Every HTML page").
-var assetTags = []string{
-	`head link[rel="stylesheet"][href="/static/css/memo.css"]`,
-	`head script[src="/static/js/memo.js"]`,
-	`header#header img#logo[src="/static/img/logo.png"]`,
+// The asset tags every page carries (MANUAL: "Every HTML page"), in the
+// page's head or in its header#header.
+var assetTags = []struct {
+	inHeader bool
+	tag      string
+}{
+	{false, `link[rel="stylesheet"][href="/static/css/memo.css"]`},
+	{false, `script[src="/static/js/memo.js"]`},
+	{true, `img#logo[src="/static/img/logo.png"]`},
+}
+
+// The selectors of the pages, compiled once: every page a user loads is
+// parsed with them.
+var (
+	assetMatchers   = compileAssetTags()
+	selHead         = cascadia.MustCompile("head")
+	selHeader       = cascadia.MustCompile("header#header")
+	selUsername     = cascadia.MustCompile("span#username")
+	selSignoutToken = cascadia.MustCompile(`form#signout input[name="csrf_token"]`)
+	selTotal        = cascadia.MustCompile("p#total span#total-count")
+	selMore         = cascadia.MustCompile("a#more")
+	selList         = cascadia.MustCompile("ol#memos")
+	selItem         = cascadia.MustCompile("li.memo")
+	selTitle        = cascadia.MustCompile("a.memo-title")
+	selAuthor       = cascadia.MustCompile("span.memo-author")
+	selCreated      = cascadia.MustCompile("span.memo-created")
+	selPrivate      = cascadia.MustCompile("span.memo-private")
+	selFormToken    = cascadia.MustCompile(`form#new-memo input[name="csrf_token"]`)
+	selFormContent  = cascadia.MustCompile(`form#new-memo textarea[name="content"]`)
+	selArticle      = cascadia.MustCompile("article#memo")
+	selMeta         = cascadia.MustCompile("p.memo-meta")
+	selVisibility   = cascadia.MustCompile("span.memo-visibility")
+	selContent      = cascadia.MustCompile("div#memo-content")
+	selOlder        = cascadia.MustCompile("nav#memo-pager a#older")
+	selNewer        = cascadia.MustCompile("nav#memo-pager a#newer")
+	selDiv          = cascadia.MustCompile("div")
+)
+
+func compileAssetTags() []goquery.Matcher {
+	out := make([]goquery.Matcher, len(assetTags))
+	for i, a := range assetTags {
+		out[i] = cascadia.MustCompile(a.tag)
+	}
+	return out
+}
+
+// first returns the first element under doc that sel matches (none: an
+// empty selection): a walk that stops there, for elements a page has once.
+func first(doc *goquery.Document, sel cascadia.Selector) *goquery.Selection {
+	if n := sel.MatchFirst(doc.Nodes[0]); n != nil {
+		return doc.FindNodes(n)
+	}
+	return doc.FindNodes()
 }
 
 // sessionCookie is the one cookie the app may set.
@@ -79,12 +129,17 @@ func pageBody(res *engine.Response, name string) (*goquery.Document, string, err
 	if err != nil {
 		return nil, "", err
 	}
-	for _, tag := range assetTags {
-		if doc.Find(tag).Length() != 1 {
-			return nil, "", res.Applicationf("asset-tag", "the page lacks the asset tag %s", tag)
+	head, header := first(doc, selHead), first(doc, selHeader)
+	for i, a := range assetTags {
+		in, where := head, "head"
+		if a.inHeader {
+			in, where = header, "header#header"
+		}
+		if in.FindMatcher(assetMatchers[i]).Length() != 1 {
+			return nil, "", res.Applicationf("asset-tag", "the page lacks the asset tag %s %s", where, a.tag)
 		}
 	}
-	shown := doc.Find("header#header span#username")
+	shown := header.FindMatcher(selUsername)
 	switch {
 	case name == "" && shown.Length() > 0:
 		return nil, "", res.Criticalf("other-user", "a signed-out visitor got a page for the user %q", shown.First().Text())
@@ -93,7 +148,7 @@ func pageBody(res *engine.Response, name string) (*goquery.Document, string, err
 	}
 	token := ""
 	if name != "" {
-		token = doc.Find(`header#header form#signout input[name="csrf_token"]`).AttrOr("value", "")
+		token = header.FindMatcher(selSignoutToken).AttrOr("value", "")
 		if token == "" {
 			return nil, "", res.Applicationf("html", "the header has no sign-out form with its csrf_token")
 		}
@@ -106,75 +161,121 @@ func pageBody(res *engine.Response, name string) (*goquery.Document, string, err
 func parseList(res *engine.Response, doc *goquery.Document, mine bool) (*listPage, error) {
 	p := &listPage{total: -1}
 	if !mine {
-		n, err := strconv.ParseInt(strings.TrimSpace(doc.Find("p#total span#total-count").Text()), 10, 64)
+		n, err := strconv.ParseInt(strings.TrimSpace(first(doc, selTotal).Text()), 10, 64)
 		if err != nil || n < 0 {
 			return nil, res.Applicationf("html", "the page has no total (p#total span#total-count)")
 		}
 		p.total = n
-		p.more = doc.Find("a#more").AttrOr("href", "")
+		p.more = doc.FindMatcher(selMore).AttrOr("href", "")
 	}
-	list := doc.Find("ol#memos")
+	list := first(doc, selList)
 	if list.Length() != 1 {
 		return nil, res.Applicationf("html", "the page has no list of memos (ol#memos)")
 	}
-	var perr error
-	list.Find("li.memo").EachWithBreak(func(_ int, li *goquery.Selection) bool {
-		id, ok := idAfter(li.AttrOr("id", ""), "memo-")
-		title, author, created := li.Find("a.memo-title"), li.Find("span.memo-author"), li.Find("span.memo-created")
-		if !ok || title.Length() != 1 || author.Length() != 1 || created.Length() != 1 {
-			perr = res.Applicationf("html", "a memo (li#%s) lacks its id memo-ID, a.memo-title, span.memo-author or span.memo-created", li.AttrOr("id", ""))
-			return false
+	for _, li := range list.FindMatcher(selItem).Nodes {
+		id, ok := idAfter(attr(li, "id"), "memo-")
+		parts, counts := itemParts(li)
+		title, author, created, mark := parts[0], parts[1], parts[2], parts[3]
+		if !ok || counts[0] != 1 || counts[1] != 1 || counts[2] != 1 {
+			return nil, res.Applicationf("html", "a memo (li#%s) lacks its id memo-ID, a.memo-title, span.memo-author or span.memo-created", attr(li, "id"))
 		}
-		if href := title.AttrOr("href", ""); href != "/memos/"+strconv.FormatInt(id, 10) {
-			perr = res.Applicationf("html", "memo %d links to %q", id, href)
-			return false
+		if href := attr(title, "href"); href != "/memos/"+strconv.FormatInt(id, 10) {
+			return nil, res.Applicationf("html", "memo %d links to %q", id, href)
 		}
-		e := entry{id: id, title: title.Text(), author: author.Text(), created: created.Text()}
-		if mine {
-			mark := li.Find("span.memo-private")
-			e.private = mark.Length() > 0
-			if e.private && mark.Text() != "private" {
-				perr = res.Applicationf("html", "memo %d's mark reads %q, not private", id, mark.Text())
-				return false
+		e := entry{id: id, title: text(title), author: text(author), created: text(created)}
+		if mine && mark != nil {
+			e.private = true
+			if t := text(mark); t != "private" {
+				return nil, res.Applicationf("html", "memo %d's mark reads %q, not private", id, t)
 			}
 		}
 		p.entries = append(p.entries, e)
-		return true
-	})
-	if perr != nil {
-		return nil, perr
 	}
 	if mine {
-		p.csrf = doc.Find(`form#new-memo input[name="csrf_token"]`).AttrOr("value", "")
-		if p.csrf == "" || doc.Find(`form#new-memo textarea[name="content"]`).Length() != 1 {
+		p.csrf = doc.FindMatcher(selFormToken).AttrOr("value", "")
+		if p.csrf == "" || doc.FindMatcher(selFormContent).Length() != 1 {
 			return nil, res.Applicationf("html", "/mypage has no form#new-memo with its csrf_token and content")
 		}
 	}
 	return p, nil
 }
 
+// itemMatchers are the parts of a listed memo, in itemParts' order.
+var itemMatchers = [...]cascadia.Selector{selTitle, selAuthor, selCreated, selPrivate}
+
+// itemParts finds the parts of a listed memo in one walk of its li: the
+// first of each kind, and how many there are.
+func itemParts(li *html.Node) (parts [len(itemMatchers)]*html.Node, counts [len(itemMatchers)]int) {
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			if c.Type != html.ElementNode {
+				continue
+			}
+			for k, m := range itemMatchers {
+				if m.Match(c) {
+					counts[k]++
+					if parts[k] == nil {
+						parts[k] = c
+					}
+				}
+			}
+			walk(c)
+		}
+	}
+	walk(li)
+	return parts, counts
+}
+
+// attr returns n's attribute key, "" without one.
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Namespace == "" && a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+// text returns the text under n, as goquery's Text does.
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
+
 // parseMemo parses /memos/ID.
 func parseMemo(res *engine.Response, doc *goquery.Document) (*memoPage, error) {
-	art := doc.Find("article#memo")
+	art := first(doc, selArticle)
 	id, ok := strconv.ParseInt(art.AttrOr("data-id", ""), 10, 64)
-	meta := art.Find("p.memo-meta")
-	author, created, vis := meta.Find("span.memo-author"), meta.Find("span.memo-created"), meta.Find("span.memo-visibility")
-	content := art.Find("div#memo-content")
+	meta := art.FindMatcher(selMeta)
+	author, created, vis := meta.FindMatcher(selAuthor), meta.FindMatcher(selCreated), meta.FindMatcher(selVisibility)
+	content := art.FindMatcher(selContent)
 	if art.Length() != 1 || ok != nil || author.Length() != 1 || created.Length() != 1 || vis.Length() != 1 || content.Length() != 1 {
 		return nil, res.Applicationf("html", "the memo page lacks article#memo[data-id] with its p.memo-meta spans and div#memo-content")
 	}
 	p := &memoPage{id: id, author: author.Text(), created: created.Text(), visibility: vis.Text(), content: content}
 	for _, l := range []struct {
-		sel string
-		to  *int64
-	}{{"nav#memo-pager a#older", &p.older}, {"nav#memo-pager a#newer", &p.newer}} {
-		a := doc.Find(l.sel)
+		name string
+		sel  goquery.Matcher
+		to   *int64
+	}{{"a#older", selOlder, &p.older}, {"a#newer", selNewer, &p.newer}} {
+		a := doc.FindMatcher(l.sel)
 		if a.Length() == 0 {
 			continue
 		}
 		n, ok := idAfter(a.AttrOr("href", ""), "/memos/")
 		if !ok {
-			return nil, res.Applicationf("html", "the link %s points to %q", l.sel, a.AttrOr("href", ""))
+			return nil, res.Applicationf("html", "the link nav#memo-pager %s points to %q", l.name, a.AttrOr("href", ""))
 		}
 		*l.to = n
 	}
