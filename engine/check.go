@@ -210,7 +210,7 @@ func Text(selector, want string) Check {
 		if el == nil {
 			return failf("html", "expected an element matching %q, found none", selector)
 		}
-		if got := strings.TrimSpace(nodeText(el)); got != want {
+		if got := strings.TrimSpace(NodeText(el)); got != want {
 			return failf("html", "expected %q to read %q, got %q", selector, want, abbreviate(got, 80))
 		}
 		return nil
@@ -261,8 +261,8 @@ func countMatches(m goquery.Matcher, doc *html.Node) int {
 	return total
 }
 
-// nodeText is goquery's Text of one node: its text nodes' data, in order.
-func nodeText(n *html.Node) string {
+// NodeText is goquery's Text of one node: its text nodes' data, in order.
+func NodeText(n *html.Node) string {
 	if c := n.FirstChild; c != nil && c == n.LastChild && c.Type == html.TextNode {
 		return c.Data // the common case, without copying
 	}

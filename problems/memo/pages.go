@@ -182,10 +182,10 @@ func parseList(res *engine.Response, doc *goquery.Document, mine bool) (*listPag
 		if href := attr(title, "href"); href != "/memos/"+strconv.FormatInt(id, 10) {
 			return nil, res.Applicationf("html", "memo %d links to %q", id, href)
 		}
-		e := entry{id: id, title: text(title), author: text(author), created: text(created)}
+		e := entry{id: id, title: engine.NodeText(title), author: engine.NodeText(author), created: engine.NodeText(created)}
 		if mine && mark != nil {
 			e.private = true
-			if t := text(mark); t != "private" {
+			if t := engine.NodeText(mark); t != "private" {
 				return nil, res.Applicationf("html", "memo %d's mark reads %q, not private", id, t)
 			}
 		}
@@ -235,22 +235,6 @@ func attr(n *html.Node, key string) string {
 		}
 	}
 	return ""
-}
-
-// text returns the text under n, as goquery's Text does.
-func text(n *html.Node) string {
-	var b strings.Builder
-	var walk func(n *html.Node)
-	walk = func(n *html.Node) {
-		if n.Type == html.TextNode {
-			b.WriteString(n.Data)
-		}
-		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c)
-		}
-	}
-	walk(n)
-	return b.String()
 }
 
 // parseMemo parses /memos/ID.
