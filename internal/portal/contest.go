@@ -1,0 +1,149 @@
+package portal
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+)
+
+// Defaults of the portal's own settings (the engine's are engine.Default*).
+const (
+	// DefaultSlack is the worker's margin in a job's hard deadline beyond the
+	// engine's phases: preparing the scenario and writing the result.
+	DefaultSlack = 10 * time.Second
+	// DefaultMaxAttempts is how many attempts River makes at a job whose
+	// worker was lost: a lost attempt is run once more, then the job errors.
+	DefaultMaxAttempts = 2
+)
+
+// Contest is the one contest a portal runs.
+type Contest struct {
+	// Problem is the name of the contest's problem in the registry.
+	Problem string
+	// LoadDuration is how long each benchmark's load phase runs (0: the
+	// engine's default).
+	LoadDuration time.Duration
+	// StartsAt and EndsAt are the contest's times (zero: not set).
+	StartsAt, EndsAt time.Time
+	Settings         Settings
+}
+
+// Settings are the contest's other knobs; zero values take the defaults.
+type Settings struct {
+	// The engine's phase deadlines and grace (see engine.With*): zero takes
+	// the engine's defaults.
+	InitializeTimeout time.Duration
+	PreCheckTimeout   time.Duration
+	FinalCheckTimeout time.Duration
+	Grace             time.Duration
+	// Slack is the worker's margin (DefaultSlack when zero).
+	Slack time.Duration
+	// MaxAttempts bounds the attempts at a job (DefaultMaxAttempts when zero).
+	MaxAttempts int
+	// Seed, when not zero, is every run's seed; otherwise each run takes one
+	// from the clock and records it in its result.
+	Seed uint64
+}
+
+// Attempts is MaxAttempts or its default.
+func (s Settings) Attempts() int {
+	if s.MaxAttempts > 0 {
+		return s.MaxAttempts
+	}
+	return DefaultMaxAttempts
+}
+
+// Timing returns the time budget of the contest's benchmarks.
+func (c Contest) Timing() Timing {
+	s := c.Settings
+	return Timing{
+		Initialize: s.InitializeTimeout, PreCheck: s.PreCheckTimeout, Load: c.LoadDuration,
+		FinalCheck: s.FinalCheckTimeout, Grace: s.Grace, Slack: s.Slack,
+	}.WithDefaults()
+}
+
+// Timing is one benchmark's time budget: the engine's phase deadlines, the
+// grace its watchdog allows past each, and the worker's slack.
+type Timing struct {
+	Initialize time.Duration
+	PreCheck   time.Duration
+	Load       time.Duration
+	FinalCheck time.Duration
+	Grace      time.Duration
+	Slack      time.Duration
+}
+
+// WithDefaults fills the zero fields: the engine's defaults for its phases
+// and grace, DefaultSlack for the slack.
+func (t Timing) WithDefaults() Timing {
+	or := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	or(&t.Initialize, engine.DefaultInitializeTimeout)
+	or(&t.PreCheck, engine.DefaultPreCheckTimeout)
+	or(&t.Load, engine.DefaultLoadDuration)
+	or(&t.FinalCheck, engine.DefaultFinalCheckTimeout)
+	or(&t.Grace, engine.DefaultGrace)
+	or(&t.Slack, DefaultSlack)
+	return t
+}
+
+// Deadline is the job's hard deadline from an attempt's start. The engine
+// promises that a run returns within its phases' deadlines plus the grace
+// its watchdog allows past each of the four, whatever the target does; the
+// slack covers the worker's own work around the run. A run still going at
+// the deadline means the benchmarker hung.
+func (t Timing) Deadline() time.Duration {
+	const phases = 4 // initialize, pre-check, load, final check
+	return t.Initialize + t.PreCheck + t.Load + t.FinalCheck + phases*t.Grace + t.Slack
+}
+
+// Options are the engine options that give a run this budget.
+func (t Timing) Options() []engine.Option {
+	return []engine.Option{
+		engine.WithInitializeTimeout(t.Initialize), engine.WithPreCheckTimeout(t.PreCheck),
+		engine.WithLoadDuration(t.Load), engine.WithFinalCheckTimeout(t.FinalCheck), engine.WithGrace(t.Grace),
+	}
+}
+
+// Team is a contest team.
+type Team struct {
+	ID   int64
+	Name string
+	// Target is the base URL of the team's app ("" until registered).
+	Target    string
+	CreatedAt time.Time
+}
+
+// CheckTarget validates a target URL: absolute http or https with a host.
+func CheckTarget(target string) (*url.URL, error) {
+	if strings.TrimSpace(target) == "" {
+		return nil, Errorf(CodeInvalid, "no target registered")
+	}
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, Errorf(CodeInvalid, "target %q is not an http:// or https:// URL with a host", target)
+	}
+	return u, nil
+}
+
+// Worker is a benchmark worker as the portal sees it: its heartbeat row.
+type Worker struct {
+	Name      string
+	StartedAt time.Time
+	// HeartbeatAt is the last time it reported; a worker whose heartbeat is
+	// old is gone.
+	HeartbeatAt time.Time
+	// Doing says what it is doing ("idle", the jobs it runs, "stopped").
+	Doing string
+	// Problems are the problems it can run.
+	Problems []string
+	// JobsDone counts the jobs it ended; InternalErrors those that errored
+	// through the benchmarker's fault.
+	JobsDone       int64
+	InternalErrors int64
+}

@@ -1,0 +1,30 @@
+// Package portal is the contest portal's domain: the contest, its teams, the
+// benchmark jobs and their states, the workers that run them, and the errors
+// the portal reports as classified data. It holds types and rules only; the
+// adapters live below it:
+//
+//   - portal/store keeps them in a database (SQLite now, PostgreSQL later),
+//     with its own versioned schema and River's tables;
+//   - portal/queue queues jobs in River and runs them in process with the
+//     engine, exactly as `tunecon try` does.
+//
+// Later slices add the HTTP pages and the `tunecon portal` and `tunecon
+// worker` subcommands on top of these.
+//
+// # Job states
+//
+// Every job ends in exactly one of three final states:
+//
+//   - finished: the benchmark ran to its end and gave the contestant's
+//     verdict, passed or failed (a target that never answers is the
+//     contestant's fault: the engine's phase deadlines fail it, and the job is
+//     finished and failed);
+//   - errored: an infrastructure fault that is not the team's (the
+//     benchmarker's internal error, a worker lost on the job's last attempt,
+//     the job's hard deadline passing because the benchmarker hung); shown as
+//     such and re-runnable by staff;
+//   - cancelled: staff stopped it.
+//
+// Before that a job is queued or running. Transitions lists every legal move;
+// the store refuses any other with a *TransitionError.
+package portal

@@ -1,0 +1,114 @@
+package portal_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+)
+
+// TestTransitions checks every pair of states against the rules: each legal
+// move is allowed, every other is refused with a *TransitionError.
+func TestTransitions(t *testing.T) {
+	const (
+		q = portal.JobQueued
+		r = portal.JobRunning
+		f = portal.JobFinished
+		e = portal.JobErrored
+		c = portal.JobCancelled
+	)
+	legal := map[[2]portal.JobState]bool{
+		{q, r}: true, {q, c}: true, {q, e}: true,
+		{r, f}: true, {r, e}: true, {r, c}: true, {r, q}: true, {r, r}: true,
+	}
+	for _, from := range portal.JobStates() {
+		for _, to := range portal.JobStates() {
+			want := legal[[2]portal.JobState{from, to}]
+			if got := portal.CanTransition(from, to); got != want {
+				t.Errorf("%s -> %s: %v, want %v", from, to, got, want)
+			}
+			err := portal.CheckTransition(7, from, to)
+			var te *portal.TransitionError
+			switch {
+			case want && err != nil:
+				t.Errorf("%s -> %s refused: %v", from, to, err)
+			case !want && (!errors.As(err, &te) || te.From != from || te.To != to || te.JobID != 7 || portal.ErrorCode(err) != portal.CodeConflict):
+				t.Errorf("%s -> %s: %v, want a *TransitionError", from, to, err)
+			}
+		}
+		if from.Final() == from.Active() || from.Final() != (len(portal.Transitions()[from]) == 0) {
+			t.Errorf("%s: final %v, active %v", from, from.Final(), from.Active())
+		}
+	}
+	if got := portal.FromStates(portal.JobRunning); len(got) != 2 || got[0] != q || got[1] != r {
+		t.Errorf("from states of running: %v", got)
+	}
+	if portal.JobState("lost").Valid() || !portal.JobErrored.Valid() {
+		t.Error("Valid")
+	}
+}
+
+func TestEndingCheck(t *testing.T) {
+	for _, tc := range []struct {
+		e  portal.Ending
+		ok bool
+	}{
+		{portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictPassed}, true},
+		{portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictFailed}, true},
+		{portal.Ending{State: portal.JobFinished}, false},
+		{portal.Ending{State: portal.JobErrored, ErrorCode: portal.ReasonInternal}, true},
+		{portal.Ending{State: portal.JobErrored, ErrorCode: portal.ReasonInternal, Verdict: portal.VerdictFailed}, false},
+		{portal.Ending{State: portal.JobErrored}, false},
+		{portal.Ending{State: portal.JobCancelled, ErrorCode: portal.ReasonCancelled}, true},
+		{portal.Ending{State: portal.JobRunning}, false},
+	} {
+		if err := tc.e.Check(); (err == nil) != tc.ok {
+			t.Errorf("%+v: %v", tc.e, err)
+		}
+	}
+}
+
+// TestDeadlineFromThePhases: the job's deadline is computed from the
+// engine's phase deadlines and grace, not written down.
+func TestDeadlineFromThePhases(t *testing.T) {
+	c := portal.Contest{Problem: "example"}
+	got := c.Timing()
+	want := engine.DefaultInitializeTimeout + engine.DefaultPreCheckTimeout + engine.DefaultLoadDuration +
+		engine.DefaultFinalCheckTimeout + 4*engine.DefaultGrace + portal.DefaultSlack
+	if got.Deadline() != want {
+		t.Errorf("default deadline %s, want %s", got.Deadline(), want)
+	}
+	c.LoadDuration = 3 * time.Second
+	c.Settings.Grace = time.Second
+	if d := c.Timing().Deadline(); d != want-engine.DefaultLoadDuration+3*time.Second-4*engine.DefaultGrace+4*time.Second {
+		t.Errorf("deadline %s", d)
+	}
+	if n := len(got.Options()); n != 5 {
+		t.Errorf("%d options", n)
+	}
+	if c.Settings.Attempts() != portal.DefaultMaxAttempts {
+		t.Error("default attempts")
+	}
+}
+
+func TestCheckTarget(t *testing.T) {
+	for target, ok := range map[string]bool{
+		"http://10.0.0.1/": true, "https://team.example/": true, "": false, "  ": false,
+		"ftp://x/": false, "/relative": false, "http://": false,
+	} {
+		if _, err := portal.CheckTarget(target); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeInvalid {
+			t.Errorf("%q: %v", target, err)
+		}
+	}
+}
+
+func TestForContestant(t *testing.T) {
+	j := portal.Job{ID: 1, State: portal.JobErrored, ErrorCode: portal.ReasonInternal, Error: "panic in users.go:12",
+		StaffLog: "goroutine 7 [running]", Worker: "bench-3", Messages: []string{"not your app's fault"}}
+	c := j.ForContestant()
+	if c.StaffLog != "" || c.Error != "" || c.Worker != "" || c.ErrorCode != j.ErrorCode || len(c.Messages) != 1 || j.StaffLog == "" {
+		t.Errorf("%+v", c)
+	}
+}

@@ -1,0 +1,464 @@
+// Package queue is the portal's job pipeline on River: it enqueues a team's
+// benchmark (its row and its River job in one transaction), cancels and
+// re-runs jobs for staff, and, in a process that runs benchmarks, works them:
+// each job is a River job of kind "bench" that a worker runs in process with
+// the engine (kit.Bench, exactly as `tunecon try` does), pushing its progress
+// into the job's row and writing the outcome and the River job's completion
+// in one transaction.
+//
+// One Queue type serves both roles. With Config.Problems empty it only
+// enqueues, cancels and reads (a portal whose benchmarks run elsewhere);
+// with problems it also works the jobs of those problems (`tunecon worker`,
+// or the portal with in-process workers). Each problem has a River queue of
+// its own ("bench-NAME"), so a worker only ever claims jobs of problems it can
+// run; a job that reaches a worker that cannot run it anyway ends errored
+// (portal.ReasonCannotRun).
+//
+// What River does and the portal relies on: one active job per team (a unique
+// job by team, so two enqueues at once give one job), first come first
+// served, a hard deadline per job (Worker.Timeout), the rescue of a job
+// whose worker died (the rescuer, on the elected leader, puts it back for
+// another attempt or discards it after the last), and remote cancellation.
+// What the queue adds: the jobs rows, the mapping of River's outcomes to the
+// portal's job states, and a settler that brings rows in line with what River
+// decided while no worker was there to say (a rescued or discarded job).
+//
+// # What survives what
+//
+//   - A worker stopped mid-job (Stop's context ends, or a restart): the job
+//     goes back to the queue at once (River's JobSnooze(0)), the attempt
+//     marked interrupted and not counted, and another worker runs it.
+//   - A worker killed mid-job: its attempt stays running in River until the
+//     job's timeout (its deadline plus WrapUp) has passed; then the rescuer
+//     on the leader (elected among the started clients; a dead leader's
+//     lease lasts 15 s, the rescuer runs every 30 s) makes it retryable, and
+//     the settler marks the row queued and the attempt lost; after
+//     MaxAttempts lost attempts River discards it and the row ends errored
+//     (portal.ReasonWorkerLost). Never lost, never left running.
+//   - The portal restarted: the rows and River's jobs are in the database;
+//     nothing lives only in memory.
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/url"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/problems"
+)
+
+// Kind is the River job kind of a benchmark.
+const Kind = "bench"
+
+// Defaults of Config.
+const (
+	DefaultConcurrency    = 1
+	DefaultHeartbeatEvery = 3 * time.Second
+	// DefaultProgressEvery is how often a running job's progress is written:
+	// twice as often as the once a second the pages promise.
+	DefaultProgressEvery = 500 * time.Millisecond
+	DefaultSettleEvery   = 5 * time.Second
+	// DefaultAbandonAfter is how long past its deadline a worker waits for a
+	// hung benchmark to return before it gives up on it.
+	DefaultAbandonAfter = 5 * time.Second
+	// DefaultRescueAfter is River's RescueStuckJobsAfter: a running job whose
+	// attempt is older than this and older than its own timeout is rescued
+	// by the leader's next rescuer pass (every 30 s).
+	DefaultRescueAfter = 15 * time.Second
+)
+
+// WrapUp is how much longer than a job's deadline River gives an attempt
+// (Worker.Timeout) before it may be rescued: the worker's time to wait for a
+// hung run (AbandonAfter at most half of it) and to write the outcome. It is
+// a constant because every process must agree on it: the rescuer on the
+// leader computes a job's timeout with it.
+const WrapUp = 20 * time.Second
+
+// QueueName is the River queue of a problem's jobs.
+func QueueName(problem string) string { return "bench-" + problem }
+
+// Runner runs one benchmark; kit.Bench is the real one.
+type Runner interface {
+	Bench(ctx context.Context, p kit.Problem, target *url.URL, opts ...engine.Option) (*engine.Result, error)
+}
+
+// RunnerFunc adapts a function to a Runner.
+type RunnerFunc func(ctx context.Context, p kit.Problem, target *url.URL, opts ...engine.Option) (*engine.Result, error)
+
+// Bench calls f.
+func (f RunnerFunc) Bench(ctx context.Context, p kit.Problem, target *url.URL, opts ...engine.Option) (*engine.Result, error) {
+	return f(ctx, p, target, opts...)
+}
+
+var _ Runner = RunnerFunc(nil)
+
+// Config configures a Queue. Zero values take the defaults.
+type Config struct {
+	// Worker is this process's worker name, shown to staff; it is required
+	// when Problems is not empty and must be unique among the workers.
+	Worker string
+	// Problems are the problems whose jobs this process runs; none makes a
+	// queue that only enqueues, cancels and reads.
+	Problems []string
+	// Concurrency is how many jobs run at once (DefaultConcurrency).
+	Concurrency int
+	// Lookup finds a problem by name (problems.Lookup).
+	Lookup func(name string) (kit.Problem, bool)
+	// Runner runs a benchmark (kit.Bench).
+	Runner Runner
+	// Logger receives the queue's and River's logs (discarded when nil).
+	Logger *slog.Logger
+
+	HeartbeatEvery time.Duration
+	ProgressEvery  time.Duration
+	SettleEvery    time.Duration
+	AbandonAfter   time.Duration
+	RescueAfter    time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	or := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	or(&c.HeartbeatEvery, DefaultHeartbeatEvery)
+	or(&c.ProgressEvery, DefaultProgressEvery)
+	or(&c.SettleEvery, DefaultSettleEvery)
+	or(&c.AbandonAfter, DefaultAbandonAfter)
+	or(&c.RescueAfter, DefaultRescueAfter)
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.Lookup == nil {
+		c.Lookup = problems.Lookup
+	}
+	if c.Runner == nil {
+		c.Runner = RunnerFunc(kit.Bench)
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Queue is the job pipeline of one process.
+type Queue struct {
+	cfg      Config
+	store    *store.Store
+	client   *river.Client[*sql.Tx]
+	problems map[string]kit.Problem
+
+	mu      sync.Mutex
+	running map[int64]*pump // the jobs this process runs now, by job id
+	stop    context.CancelFunc
+	loops   sync.WaitGroup
+	started bool
+}
+
+// New makes a queue over a migrated store.
+func New(s *store.Store, cfg Config) (*Queue, error) {
+	cfg = cfg.withDefaults()
+	if len(cfg.Problems) > 0 && cfg.Worker == "" {
+		return nil, portal.Errorf(portal.CodeInvalid, "queue: a worker needs a name")
+	}
+	if cfg.AbandonAfter > WrapUp/2 {
+		return nil, portal.Errorf(portal.CodeInvalid, "queue: AbandonAfter %s is more than half of WrapUp %s", cfg.AbandonAfter, WrapUp)
+	}
+	q := &Queue{cfg: cfg, store: s, problems: map[string]kit.Problem{}, running: map[int64]*pump{}}
+	queues := map[string]river.QueueConfig{}
+	for _, name := range cfg.Problems {
+		p, ok := cfg.Lookup(name)
+		if !ok {
+			return nil, portal.Errorf(portal.CodeInvalid, "queue: no problem %q", name)
+		}
+		q.problems[name] = p
+		queues[QueueName(name)] = river.QueueConfig{MaxWorkers: cfg.Concurrency}
+	}
+	workers := river.NewWorkers()
+	// Every client knows the worker, also one that runs no jobs (River
+	// checks that a kind has a worker before it inserts a job): whichever
+	// started client is the leader, its rescuer asks the worker for a job's
+	// timeout, and it would discard the jobs of a kind it did not know.
+	if err := river.AddWorkerSafely(workers, &benchWorker{q: q}); err != nil {
+		return nil, err
+	}
+	rc := &river.Config{
+		Workers:              workers,
+		Logger:               cfg.Logger,
+		JobTimeout:           cfg.RescueAfter,
+		RescueStuckJobsAfter: cfg.RescueAfter,
+	}
+	if len(queues) > 0 {
+		rc.Queues = queues
+	}
+	client, err := river.NewClient(s.RiverDriver(), rc)
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	q.client = client
+	return q, nil
+}
+
+// Works reports whether this queue runs jobs.
+func (q *Queue) Works() bool { return len(q.problems) > 0 }
+
+// Start starts the background work: River's client (fetching jobs, and the
+// leader's maintenance) and the heartbeat in a worker, the settler in every
+// queue. ctx is for starting only; Stop ends it all.
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.started {
+		return nil
+	}
+	if err := q.store.CheckSchema(ctx); err != nil {
+		return err
+	}
+	if q.Works() {
+		if err := q.store.StartWorker(ctx, q.cfg.Worker, slices.Sorted(maps.Keys(q.problems))); err != nil {
+			return err
+		}
+		if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
+			return fmt.Errorf("queue: starting River: %w", err)
+		}
+	}
+	lctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	q.stop, q.started = stop, true
+	q.every(lctx, q.cfg.SettleEvery, func(ctx context.Context) {
+		if err := q.Settle(ctx); err != nil && ctx.Err() == nil {
+			q.cfg.Logger.Warn("settling jobs", "error", err)
+		}
+	})
+	if q.Works() {
+		q.every(lctx, q.cfg.HeartbeatEvery, func(ctx context.Context) {
+			if err := q.store.Heartbeat(ctx, q.cfg.Worker, q.doing()); err != nil && ctx.Err() == nil {
+				q.cfg.Logger.Warn("heartbeat", "error", err)
+			}
+		})
+	}
+	return nil
+}
+
+// every runs f every d until ctx ends.
+func (q *Queue) every(ctx context.Context, d time.Duration, f func(context.Context)) {
+	q.loops.Go(func() {
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				f(ctx)
+			}
+		}
+	})
+}
+
+// Stop stops the queue. A worker lets its running jobs finish until ctx
+// ends, then cancels them: an interrupted job goes back to the queue without
+// using up an attempt.
+func (q *Queue) Stop(ctx context.Context) error {
+	q.mu.Lock()
+	if !q.started {
+		q.mu.Unlock()
+		return nil
+	}
+	q.started = false
+	q.mu.Unlock()
+	var err error
+	if q.Works() {
+		if err = q.client.Stop(ctx); err != nil {
+			hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), WrapUp)
+			err = q.client.StopAndCancel(hard)
+			cancel()
+		}
+	}
+	q.stop()
+	q.loops.Wait()
+	if q.Works() {
+		if herr := q.store.Heartbeat(context.WithoutCancel(ctx), q.cfg.Worker, "stopped"); err == nil {
+			err = herr
+		}
+	}
+	return err
+}
+
+// errDuplicate rolls back an enqueue that River found a duplicate of.
+var errDuplicate = errors.New("duplicate")
+
+// Enqueue queues a benchmark of a team's current target for the contest's
+// problem. A team with a queued or running job gets that job and a
+// *portal.TeamHasJobError; River's unique job decides, inside the
+// transaction that adds the row, so two enqueues at once give one job and
+// leave no row behind for the other.
+func (q *Queue) Enqueue(ctx context.Context, teamID int64) (portal.Job, error) {
+	return q.enqueue(ctx, teamID, 0)
+}
+
+// Rerun queues a new job for the team of an errored job (same rules as
+// Enqueue: the team's current target, one active job). Only an errored job
+// can be run again: a finished one has its verdict.
+func (q *Queue) Rerun(ctx context.Context, jobID int64) (portal.Job, error) {
+	j, err := q.store.Job(ctx, jobID)
+	if err != nil {
+		return portal.Job{}, err
+	}
+	if j.State != portal.JobErrored {
+		return portal.Job{}, portal.Errorf(portal.CodeConflict, "job %d is %s: only an errored job can be run again", jobID, j.State)
+	}
+	return q.enqueue(ctx, j.TeamID, j.ID)
+}
+
+func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64) (portal.Job, error) {
+	var job portal.Job
+	var dup *rivertype.JobRow
+	err := q.store.InTx(ctx, func(tx *store.Tx) error {
+		c, err := tx.Contest(ctx)
+		if err != nil {
+			return err
+		}
+		if _, ok := q.cfg.Lookup(c.Problem); !ok {
+			return portal.Errorf(portal.CodeInvalid, "the contest's problem %q is not one of tunecon's", c.Problem)
+		}
+		team, err := tx.Team(ctx, teamID)
+		if err != nil {
+			return err
+		}
+		if _, err := portal.CheckTarget(team.Target); err != nil {
+			return err
+		}
+		timing := c.Timing()
+		args := BenchArgs{TeamID: teamID, Problem: c.Problem, Timing: timingArgsOf(timing), Seed: c.Settings.Seed}
+		res, err := q.client.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: QueueName(c.Problem), MaxAttempts: c.Settings.Attempts()})
+		if err != nil {
+			return fmt.Errorf("queue: inserting the River job: %w", err)
+		}
+		if res.UniqueSkippedAsDuplicate {
+			dup = res.Job
+			return errDuplicate
+		}
+		job, err = tx.InsertJob(ctx, store.NewJob{
+			TeamID: teamID, Problem: c.Problem, Target: team.Target, MaxAttempts: c.Settings.Attempts(),
+			Deadline: timing.Deadline(), RiverJobID: res.Job.ID, RerunOf: rerunOf,
+		})
+		return err
+	})
+	var busy *portal.TeamHasJobError
+	switch {
+	case errors.Is(err, errDuplicate):
+		existing, lerr := q.store.JobByRiverID(ctx, dup.ID)
+		if lerr != nil {
+			return portal.Job{}, fmt.Errorf("queue: team %d's active River job %d: %w", teamID, dup.ID, lerr)
+		}
+		return existing, &portal.TeamHasJobError{TeamID: teamID, JobID: existing.ID}
+	case errors.As(err, &busy):
+		// River let it through but the team's row is still active: River
+		// ended its job a moment ago and the settler will end the row.
+		existing, lerr := q.store.ActiveJob(ctx, teamID)
+		if lerr == nil {
+			busy.JobID = existing.ID
+		}
+		return existing, busy
+	case err != nil:
+		return portal.Job{}, err
+	}
+	q.cfg.Logger.Info("enqueued", "job", job.ID, "team", teamID, "river_job", job.RiverJobID)
+	return job, nil
+}
+
+// Cancel cancels a job for staff. A queued job is cancelled at once; a
+// running one is cancelled through River, whose worker stops the benchmark
+// and ends the job cancelled (within a second or so), or, if that worker is
+// dead, River's rescuer and the settler do. It returns the job as it is now.
+func (q *Queue) Cancel(ctx context.Context, jobID int64) (portal.Job, error) {
+	var job portal.Job
+	err := q.store.InTx(ctx, func(tx *store.Tx) error {
+		j, err := tx.Job(ctx, jobID)
+		if err != nil {
+			return err
+		}
+		if err := portal.CheckTransition(jobID, j.State, portal.JobCancelled); err != nil {
+			return err
+		}
+		row, err := q.client.JobCancelTx(ctx, tx.SQL(), j.RiverJobID)
+		if err != nil && !errors.Is(err, river.ErrNotFound) {
+			return fmt.Errorf("queue: cancelling River job %d: %w", j.RiverJobID, err)
+		}
+		if row != nil && row.State == rivertype.JobStateRunning {
+			// The worker ends it when it sees the cancellation.
+			job = j
+			return nil
+		}
+		job, err = tx.EndJob(ctx, jobID, 0, portal.Ending{
+			State: portal.JobCancelled, ErrorCode: portal.ReasonCancelled, Error: "cancelled by staff",
+			Messages: []string{msgCancelled}, StaffLog: "cancelled by staff while queued\n",
+		})
+		return err
+	})
+	if err != nil {
+		return portal.Job{}, err
+	}
+	q.cfg.Logger.Info("cancel", "job", jobID, "state", job.State)
+	return job, nil
+}
+
+// Job reads a job.
+func (q *Queue) Job(ctx context.Context, jobID int64) (portal.Job, error) {
+	return q.store.Job(ctx, jobID)
+}
+
+// TeamJobs lists a team's jobs, the newest first.
+func (q *Queue) TeamJobs(ctx context.Context, teamID int64) ([]portal.Job, error) {
+	return q.store.TeamJobs(ctx, teamID)
+}
+
+// Attempts lists a job's attempts.
+func (q *Queue) Attempts(ctx context.Context, jobID int64) ([]portal.Attempt, error) {
+	return q.store.JobAttempts(ctx, jobID)
+}
+
+// Position is a queued job's place in the queue (1: next to run); 0 for a
+// job not waiting.
+func (q *Queue) Position(ctx context.Context, jobID int64) (int, error) {
+	j, err := q.store.Job(ctx, jobID)
+	if err != nil || j.State != portal.JobQueued {
+		return 0, err
+	}
+	return q.store.Position(ctx, j.RiverJobID)
+}
+
+// Workers lists the workers with their heartbeats.
+func (q *Queue) Workers(ctx context.Context) ([]portal.Worker, error) { return q.store.Workers(ctx) }
+
+// doing says what this worker does now, for its heartbeat.
+func (q *Queue) doing() string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.running) == 0 {
+		return "idle"
+	}
+	var s string
+	for _, id := range slices.Sorted(maps.Keys(q.running)) {
+		if s != "" {
+			s += "; "
+		}
+		s += q.running[id].describe()
+	}
+	return s
+}

@@ -1,0 +1,404 @@
+package queue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
+)
+
+// Messages for the contestant when a job does not end with a verdict.
+const (
+	msgCancelled = "Staff cancelled this job."
+	msgInfra     = "The benchmarker had a fault of its own, not your app's: this run does not count. Staff can run it again."
+	msgLost      = "The benchmark worker running this job stopped, on every attempt: this run does not count. Staff can run it again."
+)
+
+// BenchArgs are a bench job's arguments in River. The team is the unique
+// key, so a team has at most one job in River's active states; the job's
+// row is found by its River job id. The timing travels with the job so that
+// every process computes the same deadline for it (the rescuer on the leader
+// too), whatever the contest's settings become later.
+type BenchArgs struct {
+	TeamID  int64      `json:"team_id" river:"unique"`
+	Problem string     `json:"problem"`
+	Timing  TimingArgs `json:"timing"`
+	Seed    uint64     `json:"seed,omitempty"`
+}
+
+// Kind is "bench".
+func (BenchArgs) Kind() string { return Kind }
+
+// InsertOpts make a bench job unique by team while it is active: River's
+// partial unique index refuses a second one whatever the process and
+// however close in time, and an insert of a duplicate returns the existing
+// job instead.
+func (BenchArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
+}
+
+// TimingArgs is a portal.Timing in milliseconds.
+type TimingArgs struct {
+	InitializeMS int64 `json:"initialize_ms"`
+	PreCheckMS   int64 `json:"pre_check_ms"`
+	LoadMS       int64 `json:"load_ms"`
+	FinalCheckMS int64 `json:"final_check_ms"`
+	GraceMS      int64 `json:"grace_ms"`
+	SlackMS      int64 `json:"slack_ms"`
+}
+
+func timingArgsOf(t portal.Timing) TimingArgs {
+	return TimingArgs{
+		InitializeMS: t.Initialize.Milliseconds(), PreCheckMS: t.PreCheck.Milliseconds(), LoadMS: t.Load.Milliseconds(),
+		FinalCheckMS: t.FinalCheck.Milliseconds(), GraceMS: t.Grace.Milliseconds(), SlackMS: t.Slack.Milliseconds(),
+	}
+}
+
+// Timing is the portal.Timing, defaults filled in.
+func (a TimingArgs) Timing() portal.Timing {
+	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+	return portal.Timing{
+		Initialize: ms(a.InitializeMS), PreCheck: ms(a.PreCheckMS), Load: ms(a.LoadMS),
+		FinalCheck: ms(a.FinalCheckMS), Grace: ms(a.GraceMS), Slack: ms(a.SlackMS),
+	}.WithDefaults()
+}
+
+// benchWorker is River's worker of kind "bench".
+type benchWorker struct {
+	river.WorkerDefaults[BenchArgs]
+	q *Queue
+}
+
+var _ river.Worker[BenchArgs] = (*benchWorker)(nil)
+
+// Timeout is the job's hard deadline plus WrapUp: River cancels the attempt's
+// context then, and its rescuer leaves a running attempt alone until then.
+func (w *benchWorker) Timeout(j *river.Job[BenchArgs]) time.Duration {
+	return j.Args.Timing.Timing().Deadline() + WrapUp
+}
+
+// Work runs one attempt at a job.
+func (w *benchWorker) Work(ctx context.Context, j *river.Job[BenchArgs]) error {
+	return w.q.work(ctx, j)
+}
+
+// errDeadline is the cause of a benchmark's context ending at the job's
+// deadline.
+var errDeadline = errors.New("the job's deadline passed")
+
+// outcome is how an attempt ended.
+type outcome struct {
+	ending portal.Ending
+	// internal: the benchmarker's fault (counted against the worker).
+	internal bool
+	// requeue: the worker is stopping; the job goes back to the queue.
+	requeue bool
+	detail  string
+}
+
+func errored(reason, detail, message string) outcome {
+	return outcome{ending: portal.Ending{State: portal.JobErrored, ErrorCode: reason, Error: detail, Messages: []string{message}},
+		internal: reason != portal.ReasonCannotRun}
+}
+
+// work is an attempt: take the row, run the benchmark, write the outcome.
+// Every database write uses a context River's cancellation does not end, so
+// that a cancelled or timed-out attempt still records how it ended.
+func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
+	log := q.cfg.Logger.With("river_job", rj.ID, "worker", q.cfg.Worker)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rj.Args.Timing.Timing().Deadline()+WrapUp)
+	defer cancel()
+	var job portal.Job
+	err := q.store.InTx(wctx, func(tx *store.Tx) error {
+		j, err := tx.JobByRiverID(wctx, rj.ID)
+		if err != nil {
+			return err
+		}
+		job, err = tx.BeginAttempt(wctx, j.ID, q.cfg.Worker)
+		return err
+	})
+	if code := portal.ErrorCode(err); code == portal.CodeConflict || code == portal.CodeNotFound {
+		// The job ended while River still had it: nothing to run.
+		log.Warn("no job to run", "error", err)
+		return nil
+	} else if err != nil {
+		return err // a database fault: River tries again
+	}
+	attempt := job.Attempts
+	log = log.With("job", job.ID, "team", job.TeamID, "attempt", attempt)
+	log.Info("attempt started")
+	staff := &capped{max: store.MaxStaffLog}
+	fmt.Fprintf(staff, "=== attempt %d on worker %s (River job %d, River attempt %d of %d)\n",
+		attempt, q.cfg.Worker, rj.ID, rj.Attempt, rj.MaxAttempts)
+
+	p := newPump(q, job, attempt)
+	q.mu.Lock()
+	q.running[job.ID] = p
+	q.mu.Unlock()
+	go p.loop(wctx)
+	out := q.run(ctx, rj, job, staff, p)
+	p.close()
+	q.mu.Lock()
+	delete(q.running, job.ID)
+	q.mu.Unlock()
+	if out.detail != "" {
+		fmt.Fprintf(staff, "=== %s\n", out.detail)
+	}
+
+	if out.requeue {
+		err := q.store.InTx(wctx, func(tx *store.Tx) error {
+			return tx.RequeueJob(wctx, job.ID, attempt, portal.ReasonInterrupted, out.detail, staff.String())
+		})
+		if err != nil {
+			log.Error("requeueing an interrupted job", "error", err)
+		}
+		// Back to the queue at once, without using up an attempt.
+		return river.JobSnooze(0)
+	}
+	out.ending.StaffLog = staff.String()
+	err = q.store.InTx(wctx, func(tx *store.Tx) error {
+		if _, err := tx.EndJob(wctx, job.ID, attempt, out.ending); err != nil {
+			return err
+		}
+		if err := tx.CountJob(wctx, q.cfg.Worker, out.internal); err != nil {
+			return err
+		}
+		// River's job completes with the row: no moment when the row has
+		// ended but River still holds the team's unique slot.
+		_, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](wctx, tx.SQL(), rj)
+		return err
+	})
+	switch {
+	case err == nil:
+		log.Info("attempt ended", "state", out.ending.State, "verdict", out.ending.Verdict, "reason", out.ending.ErrorCode)
+		return nil
+	case errors.Is(err, rivertype.ErrNotFound), portal.ErrorCode(err) == portal.CodeConflict:
+		// River rescued the attempt meanwhile: the next attempt decides.
+		log.Warn("outcome dropped: the attempt was rescued", "error", err)
+		return nil
+	}
+	return err
+}
+
+// benchReturn is what the runner returned.
+type benchReturn struct {
+	res *engine.Result
+	err error
+}
+
+// run runs the benchmark under the job's deadline and classifies how it
+// ended.
+func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Job, staff *capped, p *pump) outcome {
+	prob, ok := q.problems[job.Problem]
+	if !ok {
+		return errored(portal.ReasonCannotRun, fmt.Sprintf("worker %s cannot run problem %q", q.cfg.Worker, job.Problem), msgInfra)
+	}
+	target, err := portal.CheckTarget(job.Target)
+	if err != nil {
+		return errored(portal.ReasonBenchError, err.Error(), msgInfra)
+	}
+	timing := rj.Args.Timing.Timing()
+	deadline := timing.Deadline()
+	bctx, cancel := context.WithTimeoutCause(ctx, deadline, errDeadline)
+	defer cancel()
+	opts := append(timing.Options(), engine.WithStaffLog(staff), engine.WithProgress(q.cfg.ProgressEvery, p.report))
+	if rj.Args.Seed != 0 {
+		opts = append(opts, engine.WithSeed(rj.Args.Seed))
+	}
+	done := make(chan benchReturn, 1)
+	go func() {
+		res, err := q.cfg.Runner.Bench(bctx, prob, target, opts...)
+		done <- benchReturn{res, err}
+	}()
+	var br benchReturn
+	abandoned := false
+	select {
+	case br = <-done:
+	case <-bctx.Done():
+		t := time.NewTimer(q.cfg.AbandonAfter)
+		select {
+		case br = <-done:
+		case <-t.C:
+			abandoned = true
+		}
+		t.Stop()
+	}
+
+	var result json.RawMessage
+	if br.res != nil {
+		result, _ = json.Marshal(br.res)
+	}
+	switch {
+	case errors.Is(context.Cause(ctx), river.ErrJobCancelledRemotely):
+		return outcome{ending: portal.Ending{State: portal.JobCancelled, ErrorCode: portal.ReasonCancelled,
+			Error: "cancelled by staff while running", Messages: []string{msgCancelled}, Result: result}}
+	case ctx.Err() != nil && !errors.Is(context.Cause(bctx), errDeadline):
+		return outcome{requeue: true, detail: fmt.Sprintf("interrupted: the worker is stopping (%v)", context.Cause(ctx))}
+	case bctx.Err() != nil || abandoned:
+		detail := fmt.Sprintf("the benchmark was still running at the job's %s deadline", deadline)
+		if abandoned {
+			detail += fmt.Sprintf(" and did not return %s later: abandoned", q.cfg.AbandonAfter)
+		}
+		o := errored(portal.ReasonDeadline, detail, msgInfra)
+		o.ending.Result, o.detail = result, detail
+		return o
+	case br.err != nil:
+		o := errored(portal.ReasonBenchError, "the benchmark could not run: "+br.err.Error(), msgInfra)
+		o.detail = o.ending.Error
+		return o
+	case br.res.Outcome() == engine.Internal:
+		o := errored(portal.ReasonInternal, internalDetail(br.res), msgInfra)
+		o.ending.Result, o.detail = result, o.ending.Error
+		return o
+	}
+	verdict := portal.VerdictPassed
+	if br.res.Outcome() == engine.Failed {
+		verdict = portal.VerdictFailed
+	}
+	var messages []string
+	for _, why := range br.res.FailReasons {
+		messages = append(messages, "Failed: "+why)
+	}
+	messages = append(messages, br.res.Messages...)
+	return outcome{ending: portal.Ending{State: portal.JobFinished, Verdict: verdict, Score: br.res.Score,
+		Result: result, Messages: messages}, detail: fmt.Sprintf("finished: %s, score %.1f", verdict, br.res.Score)}
+}
+
+// internalDetail says where a result's internal errors were.
+func internalDetail(res *engine.Result) string {
+	var phases []string
+	for _, ph := range res.Phases {
+		if ph.Error != "" {
+			phases = append(phases, ph.Name+": "+ph.Error)
+		}
+	}
+	s := fmt.Sprintf("the engine reported a fault of its own (%d internal errors)", res.Errors.Internal)
+	if len(phases) > 0 {
+		s += "; " + strings.Join(phases, "; ")
+	}
+	return s
+}
+
+// pump carries a running job's progress from the engine to the job's row:
+// the engine's callback only keeps the latest, a goroutine of the pump's
+// writes it, so a slow database never holds the engine up.
+type pump struct {
+	q       *Queue
+	job     portal.Job
+	attempt int
+	kick    chan struct{}
+	done    chan struct{}
+	ended   chan struct{}
+
+	mu     sync.Mutex
+	latest engine.Progress
+	seen   bool
+}
+
+func newPump(q *Queue, job portal.Job, attempt int) *pump {
+	return &pump{q: q, job: job, attempt: attempt, kick: make(chan struct{}, 1), done: make(chan struct{}), ended: make(chan struct{})}
+}
+
+// report is the engine's progress callback.
+func (p *pump) report(pr engine.Progress) {
+	p.mu.Lock()
+	p.latest, p.seen = pr, true
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *pump) loop(ctx context.Context) {
+	defer close(p.ended)
+	for {
+		select {
+		case <-p.kick:
+			p.write(ctx)
+		case <-p.done:
+			p.write(ctx)
+			return
+		}
+	}
+}
+
+// close writes the last progress and stops the pump.
+func (p *pump) close() {
+	close(p.done)
+	<-p.ended
+}
+
+func (p *pump) write(ctx context.Context) {
+	p.mu.Lock()
+	pr, seen := p.latest, p.seen
+	p.mu.Unlock()
+	if !seen {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, store.BusyTimeout)
+	defer cancel()
+	_, err := p.q.store.UpdateProgress(ctx, p.job.ID, p.attempt, portal.Progress{
+		Phase: pr.Phase, Score: pr.Score, Requests: pr.Requests, Errors: pr.Errors, Users: pr.Users,
+	})
+	if err != nil {
+		p.q.cfg.Logger.Warn("progress", "job", p.job.ID, "error", err)
+	}
+}
+
+// describe says what the job is doing, for the worker's heartbeat.
+func (p *pump) describe() string {
+	p.mu.Lock()
+	pr, seen := p.latest, p.seen
+	p.mu.Unlock()
+	s := fmt.Sprintf("job %d (team %d, attempt %d)", p.job.ID, p.job.TeamID, p.attempt)
+	if seen {
+		s += fmt.Sprintf(": %s %.0fs, score %.1f, %d users", pr.Phase, pr.Elapsed.Seconds(), pr.Score, pr.Users)
+	}
+	return s
+}
+
+// capped is a staff log buffer that keeps the first max bytes; the engine
+// writes it from several goroutines.
+type capped struct {
+	mu  sync.Mutex
+	max int
+	b   strings.Builder
+	cut bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.max - c.b.Len(); len(p) > room {
+		c.b.Write(p[:max(room, 0)])
+		c.cut = true
+		return len(p), nil
+	}
+	c.b.Write(p)
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return c.b.String() + "\n[staff log cut]\n"
+	}
+	return c.b.String()
+}

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/tunecon/tunecon/internal/portal"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// Migration is one step of the portal's own schema: migrations/DIALECT/
+// NNNN_name.sql, applied in the order of NNNN.
+type Migration struct {
+	Version int
+	Name    string
+	SQL     string
+}
+
+// Migrations lists the embedded schema steps of the store's database system.
+func (s *Store) Migrations() ([]Migration, error) { return loadMigrations(s.dialect.migrations) }
+
+func loadMigrations(dir string) ([]Migration, error) {
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []Migration
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".sql")
+		if !ok {
+			continue
+		}
+		num, _, _ := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("store: migration %s: want NNNN_name.sql", e.Name())
+		}
+		data, err := fs.ReadFile(migrations, path.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Migration{Version: v, Name: name, SQL: string(data)})
+	}
+	slices.SortFunc(out, func(a, b Migration) int { return a.Version - b.Version })
+	for i := 1; i < len(out); i++ {
+		if out[i].Version == out[i-1].Version {
+			return nil, fmt.Errorf("store: two migrations numbered %d", out[i].Version)
+		}
+	}
+	return out, nil
+}
+
+// Migrate brings the schema up to date: the portal's own steps newer than
+// those schema_version records, then River's migrations, all in one
+// transaction (on SQLite an immediate one, so two processes migrating at once
+// take turns). It returns the versions it applied of the portal's schema.
+func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+	steps, err := s.Migrations()
+	if err != nil {
+		return nil, err
+	}
+	migrator, err := rivermigrate.New(s.RiverDriver(), &rivermigrate.Config{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, fmt.Errorf("store: River's migrations: %w", err)
+	}
+	var applied []int
+	err = s.InTx(ctx, func(tx *Tx) error {
+		if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
+			version    INTEGER PRIMARY KEY,
+			name       TEXT      NOT NULL,
+			applied_at TIMESTAMP NOT NULL)`); err != nil {
+			return fmt.Errorf("store: schema_version: %w", err)
+		}
+		current, err := tx.SchemaVersion(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range steps {
+			if m.Version <= current {
+				continue
+			}
+			if _, err := tx.exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("store: migration %s: %w", m.Name, err)
+			}
+			if _, err := tx.exec(ctx, `INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)`,
+				m.Version, m.Name, tx.stamp()); err != nil {
+				return fmt.Errorf("store: recording migration %s: %w", m.Name, err)
+			}
+			applied = append(applied, m.Version)
+		}
+		if _, err := migrator.MigrateTx(ctx, tx.tx, rivermigrate.DirectionUp, nil); err != nil {
+			return fmt.Errorf("store: River's migrations: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return applied, nil
+}
+
+// SchemaVersion is the newest version of the portal's schema applied (0 for
+// none).
+func (q *queries) SchemaVersion(ctx context.Context) (int, error) {
+	var v int
+	err := q.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&v)
+	if err != nil {
+		return 0, fmt.Errorf("store: reading the schema version: %w", err)
+	}
+	return v, nil
+}
+
+// CheckSchema reports whether the database's schema is the one this build
+// of the portal knows: a worker refuses a database the portal has not
+// migrated yet, or one a newer portal migrated past it.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	steps, err := s.Migrations()
+	if err != nil {
+		return err
+	}
+	want := steps[len(steps)-1].Version
+	var have int
+	err = s.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&have)
+	switch {
+	case err != nil && strings.Contains(err.Error(), "no such table"):
+		have = 0
+	case err != nil:
+		return fmt.Errorf("store: reading the schema version: %w", err)
+	}
+	switch {
+	case have < want:
+		return portal.Errorf(portal.CodeInvalid, "store: the database's schema is at version %d, this tunecon's at %d: start the portal first (it migrates)", have, want)
+	case have > want:
+		return portal.Errorf(portal.CodeInvalid, "store: the database's schema is at version %d, newer than this tunecon's %d: upgrade tunecon", have, want)
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/tunecon/tunecon/internal/portal"
+)
+
+// Position is a queued job's place in its River queue, 1 for the next to
+// run, in River's own fetch order (priority, then scheduled time, then id:
+// first come first served); 0 when River does not have it waiting.
+func (q *queries) Position(ctx context.Context, riverJobID int64) (int, error) {
+	var pos sql.NullInt64
+	err := q.queryRow(ctx, `SELECT CASE WHEN j.state = 'available' THEN (
+			SELECT count(*) FROM river_job o
+			WHERE o.state = 'available' AND o.queue = j.queue
+				AND (o.priority, o.scheduled_at, o.id) <= (j.priority, j.scheduled_at, j.id)
+		) END
+		FROM river_job j WHERE j.id = ?`, riverJobID).Scan(&pos)
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("store: River job %d's position: %w", riverJobID, err)
+	}
+	return int(pos.Int64), nil
+}
+
+// RiverView is an active job beside the River job behind it.
+type RiverView struct {
+	JobID    int64
+	State    portal.JobState
+	Attempts int
+	// RiverState is the River job's state ("" when River no longer has it);
+	// RiverAttempt its attempt count.
+	RiverState   string
+	RiverAttempt int
+}
+
+// ActiveWithRiver lists every queued or running job with its River job's
+// state: what the queue's settler compares.
+func (q *queries) ActiveWithRiver(ctx context.Context) ([]RiverView, error) {
+	rows, err := q.query(ctx, `SELECT j.id, j.state, j.attempts, coalesce(r.state, ''), coalesce(r.attempt, 0)
+		FROM jobs j LEFT JOIN river_job r ON r.id = j.river_job_id
+		WHERE j.state IN ('queued', 'running') ORDER BY j.id`)
+	if err != nil {
+		return nil, fmt.Errorf("store: active jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []RiverView
+	for rows.Next() {
+		var v RiverView
+		var state string
+		if err := rows.Scan(&v.JobID, &state, &v.Attempts, &v.RiverState, &v.RiverAttempt); err != nil {
+			return nil, fmt.Errorf("store: active jobs: %w", err)
+		}
+		v.State = portal.JobState(state)
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,330 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
+)
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func open(t *testing.T, now func() time.Time) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), store.Options{Now: now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestOpenRefusesOtherDatabases(t *testing.T) {
+	ctx := context.Background()
+	for dsn, code := range map[string]portal.Code{
+		"postgres://u@localhost/contest":   portal.CodeUnsupported,
+		"postgresql://u@localhost/contest": portal.CodeUnsupported,
+		"mysql://u@localhost/contest":      portal.CodeInvalid,
+		"sqlite:":                          portal.CodeInvalid,
+		"sqlite:x.db?mode=memory":          portal.CodeInvalid,
+		"portal.db":                        portal.CodeInvalid,
+	} {
+		_, err := store.Open(ctx, dsn, store.Options{})
+		if portal.ErrorCode(err) != code {
+			t.Errorf("%s: %v (code %q), want code %q", dsn, err, portal.ErrorCode(err), code)
+		}
+	}
+	_, err := store.Open(ctx, "postgres://u@localhost/contest", store.Options{})
+	if err == nil || !strings.Contains(err.Error(), "PostgreSQL is not supported yet") {
+		t.Errorf("the PostgreSQL error does not say so: %v", err)
+	}
+}
+
+func TestMigrateIsVersionedAndIdempotent(t *testing.T) {
+	ctx := context.Background()
+	path := "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
+	s, err := store.Open(ctx, path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.CheckSchema(ctx); portal.ErrorCode(err) != portal.CodeInvalid || !strings.Contains(err.Error(), "start the portal first") {
+		t.Errorf("an unmigrated database: %v", err)
+	}
+	steps, err := s.Migrations()
+	if err != nil || len(steps) == 0 {
+		t.Fatalf("migrations %v, %v", steps, err)
+	}
+	applied, err := s.Migrate(ctx)
+	if err != nil || len(applied) != len(steps) || applied[0] != 1 {
+		t.Fatalf("first migrate applied %v, %v", applied, err)
+	}
+	applied, err = s.Migrate(ctx)
+	if err != nil || len(applied) != 0 {
+		t.Fatalf("second migrate applied %v, %v", applied, err)
+	}
+	if err := s.CheckSchema(ctx); err != nil {
+		t.Errorf("a migrated database: %v", err)
+	}
+	v, err := s.SchemaVersion(ctx)
+	if err != nil || v != steps[len(steps)-1].Version {
+		t.Errorf("schema version %d, %v", v, err)
+	}
+	// A database a newer portal migrated is refused too.
+	raw, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(path, "sqlite:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(`INSERT INTO schema_version (version, name, applied_at) VALUES (9999, 'future', '2030-01-01 00:00:00')`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CheckSchema(ctx); err == nil || !strings.Contains(err.Error(), "upgrade tunecon") {
+		t.Errorf("a newer schema: %v", err)
+	}
+	// River's tables are there: a position query runs.
+	if pos, err := s.Position(ctx, 1); err != nil || pos != 0 {
+		t.Errorf("position of a missing River job: %d, %v", pos, err)
+	}
+}
+
+func TestContestAndTeams(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	s := open(t, clock.Now)
+	if _, err := s.Contest(ctx); portal.ErrorCode(err) != portal.CodeNotFound {
+		t.Errorf("no contest yet: %v", err)
+	}
+	want := portal.Contest{
+		Problem: "example", LoadDuration: 3 * time.Second,
+		StartsAt: clock.Now(), EndsAt: clock.Now().Add(8 * time.Hour),
+		Settings: portal.Settings{InitializeTimeout: time.Second, Grace: 500 * time.Millisecond, MaxAttempts: 3, Seed: 7},
+	}
+	if err := s.SetContest(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	want.LoadDuration = 2 * time.Second
+	if err := s.SetContest(ctx, want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Contest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Problem != want.Problem || got.LoadDuration != want.LoadDuration || !got.StartsAt.Equal(want.StartsAt) ||
+		!got.EndsAt.Equal(want.EndsAt) || got.Settings != want.Settings {
+		t.Errorf("contest %+v, want %+v", got, want)
+	}
+
+	a, err := s.CreateTeam(ctx, "alpha", "http://127.0.0.1:1/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.CreatedAt.Equal(clock.Now()) {
+		t.Errorf("created at %v, want the injected clock's %v", a.CreatedAt, clock.Now())
+	}
+	if _, err := s.CreateTeam(ctx, "alpha", ""); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("a second alpha: %v", err)
+	}
+	if err := s.SetTarget(ctx, a.ID, "http://127.0.0.1:2/"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Team(ctx, a.ID); err != nil || got.Target != "http://127.0.0.1:2/" || got.Name != "alpha" {
+		t.Errorf("team %+v, %v", got, err)
+	}
+	if _, err := s.Team(ctx, 99); portal.ErrorCode(err) != portal.CodeNotFound {
+		t.Errorf("team 99: %v", err)
+	}
+}
+
+// TestJobTransitions drives a job row through the store's compare-and-set
+// updates and checks that every illegal move is refused with a
+// *portal.TransitionError and changes nothing.
+func TestJobTransitions(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	s := open(t, clock.Now)
+	team, err := s.CreateTeam(ctx, "alpha", "http://127.0.0.1:1/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	insert := func(riverID int64) portal.Job {
+		t.Helper()
+		j, err := s.InsertJob(ctx, store.NewJob{TeamID: team.ID, Problem: "example", Target: team.Target, MaxAttempts: 2,
+			Deadline: time.Minute, RiverJobID: riverID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	tx := func(f func(*store.Tx) error) error { return s.InTx(ctx, f) }
+	end := func(id int64, attempt int, e portal.Ending) error {
+		return tx(func(tx *store.Tx) error { _, err := tx.EndJob(ctx, id, attempt, e); return err })
+	}
+	begin := func(id int64, worker string) error {
+		return tx(func(tx *store.Tx) error { _, err := tx.BeginAttempt(ctx, id, worker); return err })
+	}
+	refused := func(what string, err error, from, to portal.JobState) {
+		t.Helper()
+		var te *portal.TransitionError
+		if !errors.As(err, &te) || te.From != from || te.To != to || portal.ErrorCode(err) != portal.CodeConflict {
+			t.Errorf("%s: %v, want a refused %s -> %s", what, err, from, to)
+		}
+	}
+	finished := portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictPassed, Score: 42, Result: []byte(`{"score":42}`)}
+	errored := portal.Ending{State: portal.JobErrored, ErrorCode: portal.ReasonInternal, Error: "boom"}
+	cancelled := portal.Ending{State: portal.JobCancelled, ErrorCode: portal.ReasonCancelled}
+
+	// queued -> running -> finished, with progress in between.
+	j := insert(1)
+	if j.State != portal.JobQueued || j.Attempts != 0 || !j.CreatedAt.Equal(clock.Now()) {
+		t.Fatalf("new job %+v", j)
+	}
+	// A second active job of the team is refused by the database.
+	if _, err := s.InsertJob(ctx, store.NewJob{TeamID: team.ID, Problem: "example", Target: team.Target, MaxAttempts: 2, RiverJobID: 2}); err == nil {
+		t.Error("a second active job for one team was inserted")
+	} else if _, ok := errors.AsType[*portal.TeamHasJobError](err); !ok {
+		t.Errorf("a second active job: %v", err)
+	}
+	refused("queued -> finished", end(j.ID, 0, finished), portal.JobQueued, portal.JobFinished)
+	clock.Add(time.Second)
+	if err := begin(j.ID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.UpdateProgress(ctx, j.ID, 1, portal.Progress{Phase: "load", Score: 10, Requests: 100, Errors: 1, Users: 3}); !ok || err != nil {
+		t.Fatalf("progress: %v, %v", ok, err)
+	}
+	if ok, _ := s.UpdateProgress(ctx, j.ID, 2, portal.Progress{Phase: "load"}); ok {
+		t.Error("progress of another attempt was written")
+	}
+	got, _ := s.Job(ctx, j.ID)
+	if got.State != portal.JobRunning || got.Worker != "w1" || got.Attempts != 1 || got.Progress.Requests != 100 ||
+		!got.Progress.UpdatedAt.Equal(clock.Now()) || !got.StartedAt.Equal(clock.Now()) {
+		t.Errorf("running job %+v", got)
+	}
+	if err := end(j.ID, 2, finished); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("ending another attempt: %v", err)
+	}
+	if err := end(j.ID, 1, finished); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Job(ctx, j.ID)
+	if got.State != portal.JobFinished || got.Verdict != portal.VerdictPassed || got.Score != 42 || string(got.Result) != `{"score":42}` {
+		t.Errorf("finished job %+v", got)
+	}
+	// Nothing leaves a final state.
+	for _, to := range []portal.JobState{portal.JobRunning, portal.JobQueued} {
+		var err error
+		if to == portal.JobRunning {
+			err = begin(j.ID, "w2")
+		} else {
+			err = tx(func(tx *store.Tx) error { return tx.RequeueJob(ctx, j.ID, 0, portal.ReasonLost, "", "") })
+		}
+		refused("finished -> "+string(to), err, portal.JobFinished, to)
+	}
+	refused("finished -> errored", end(j.ID, 0, errored), portal.JobFinished, portal.JobErrored)
+	refused("finished -> cancelled", end(j.ID, 0, cancelled), portal.JobFinished, portal.JobCancelled)
+	if got2, _ := s.Job(ctx, j.ID); got2.State != portal.JobFinished || got2.Score != 42 {
+		t.Errorf("a refused change changed the job: %+v", got2)
+	}
+
+	// queued -> cancelled; queued -> errored.
+	j2 := insert(3)
+	if err := end(j2.ID, 0, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	refused("cancelled -> running", begin(j2.ID, "w1"), portal.JobCancelled, portal.JobRunning)
+	j3 := insert(4)
+	if err := end(j3.ID, 0, errored); err != nil {
+		t.Fatal(err)
+	}
+	refused("errored -> finished", end(j3.ID, 0, finished), portal.JobErrored, portal.JobFinished)
+
+	// running -> queued (a lost attempt) -> running -> running (a lost attempt
+	// unnoticed) -> errored; the attempts record each start.
+	j4 := insert(5)
+	if err := begin(j4.ID, "w1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx(func(tx *store.Tx) error { return tx.RequeueJob(ctx, j4.ID, 1, portal.ReasonLost, "rescued", "log 1\n") }); err != nil {
+		t.Fatal(err)
+	}
+	if err := begin(j4.ID, "w2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := begin(j4.ID, "w3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := end(j4.ID, 3, portal.Ending{State: portal.JobErrored, ErrorCode: portal.ReasonDeadline, StaffLog: "log 3\n"}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = s.Job(ctx, j4.ID)
+	if got.State != portal.JobErrored || got.Attempts != 3 || got.Worker != "w3" || got.StaffLog != "log 1\nlog 3\n" {
+		t.Errorf("errored job %+v", got)
+	}
+	attempts, err := s.JobAttempts(ctx, j4.ID)
+	if err != nil || len(attempts) != 3 {
+		t.Fatalf("attempts %+v, %v", attempts, err)
+	}
+	for i, want := range []string{portal.ReasonLost, portal.ReasonLost, string(portal.JobErrored)} {
+		if attempts[i].Outcome != want || attempts[i].EndedAt.IsZero() {
+			t.Errorf("attempt %d: %+v, want outcome %s", i+1, attempts[i], want)
+		}
+	}
+
+	// Incoherent endings are refused before the database sees them.
+	if err := end(insert(6).ID, 0, portal.Ending{State: portal.JobErrored}); portal.ErrorCode(err) != portal.CodeInvalid {
+		t.Errorf("an errored ending without a reason: %v", err)
+	}
+	jobs, err := s.TeamJobs(ctx, team.ID)
+	if err != nil || len(jobs) != 5 || jobs[0].ID < jobs[4].ID {
+		t.Errorf("team jobs: %d, %v", len(jobs), err)
+	}
+}
+
+func TestWorkers(t *testing.T) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	s := open(t, clock.Now)
+	if err := s.StartWorker(ctx, "w1", []string{"example"}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(3 * time.Second)
+	if err := s.Heartbeat(ctx, "w1", "job 1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CountJob(ctx, "w1", true); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := s.Workers(ctx)
+	if err != nil || len(ws) != 1 {
+		t.Fatalf("workers %+v, %v", ws, err)
+	}
+	w := ws[0]
+	if w.Doing != "job 1" || !w.HeartbeatAt.Equal(clock.Now()) || w.HeartbeatAt.Sub(w.StartedAt) != 3*time.Second ||
+		w.JobsDone != 1 || w.InternalErrors != 1 || len(w.Problems) != 1 {
+		t.Errorf("worker %+v", w)
+	}
+}
