@@ -42,6 +42,8 @@ Usage:
   tunecon bench PROBLEM --target URL [flags] benchmark a running app
   tunecon serve PROBLEM [flags]            run a problem's reference app
   tunecon try PROBLEM [flags]              serve + bench + report + stop
+  tunecon portal migrate --db DSN          create or upgrade a contest database
+  tunecon worker --db DSN [flags]          run a contest's benchmark jobs until stopped
   tunecon version                          print the engine version
 
 Run 'tunecon COMMAND -h' for a command's flags.
@@ -91,13 +93,17 @@ func Run(ctx context.Context, args []string, env Env) int {
 		code, err = cmdServe(ctx, args[1:], env)
 	case "try":
 		code, err = cmdTry(ctx, args[1:], env)
+	case "portal":
+		code, err = cmdPortal(ctx, args[1:], env)
+	case "worker":
+		code, err = cmdWorker(ctx, args[1:], env)
 	case "version":
 		code, err = cmdVersion(args[1:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, usage)
 		return ExitPass
 	default:
-		err = badUsage("unknown command %q (try: problems, bench, serve, try, version)", args[0])
+		err = badUsage("unknown command %q (try: problems, bench, serve, try, portal, worker, version)", args[0])
 	}
 	var ue usageError
 	switch {

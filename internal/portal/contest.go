@@ -16,6 +16,15 @@ const (
 	// DefaultMaxAttempts is how many attempts River makes at a job whose
 	// worker was lost: a lost attempt is run once more, then the job errors.
 	DefaultMaxAttempts = 2
+	// DefaultWrapUp is how much longer than a job's hard deadline an attempt
+	// may run before River's rescuer may take the job from a worker that
+	// stopped answering: the worker's time to give up on a hung benchmark
+	// and to write how the attempt ended.
+	DefaultWrapUp = 20 * time.Second
+	// MinWrapUp is the shortest wrap-up a contest may set. A shorter one
+	// would let the rescuer take jobs from live workers still writing their
+	// outcome (the outcome would be dropped and the job run again).
+	MinWrapUp = 2 * time.Second
 )
 
 // Contest is the one contest a portal runs.
@@ -42,9 +51,31 @@ type Settings struct {
 	Slack time.Duration
 	// MaxAttempts bounds the attempts at a job (DefaultMaxAttempts when zero).
 	MaxAttempts int
+	// WrapUp is the wrap-up past a job's deadline (DefaultWrapUp when zero,
+	// at least MinWrapUp). The time a killed worker's job waits before it is
+	// rescued is its deadline plus this plus River's rescuer interval, so a
+	// short one brings lost jobs back sooner; tests set it.
+	WrapUp time.Duration
 	// Seed, when not zero, is every run's seed; otherwise each run takes one
 	// from the clock and records it in its result.
 	Seed uint64
+}
+
+// Check reports settings no job could run with: negative durations or
+// attempts, or a wrap-up under MinWrapUp.
+func (s Settings) Check() error {
+	for _, d := range []time.Duration{s.InitializeTimeout, s.PreCheckTimeout, s.FinalCheckTimeout, s.Grace, s.Slack, s.WrapUp} {
+		if d < 0 {
+			return Errorf(CodeInvalid, "contest settings: a negative duration (%s)", d)
+		}
+	}
+	if s.MaxAttempts < 0 {
+		return Errorf(CodeInvalid, "contest settings: %d attempts", s.MaxAttempts)
+	}
+	if s.WrapUp != 0 && s.WrapUp < MinWrapUp {
+		return Errorf(CodeInvalid, "contest settings: a wrap-up of %s is under the minimum %s", s.WrapUp, MinWrapUp)
+	}
+	return nil
 }
 
 // Attempts is MaxAttempts or its default.
@@ -60,12 +91,13 @@ func (c Contest) Timing() Timing {
 	s := c.Settings
 	return Timing{
 		Initialize: s.InitializeTimeout, PreCheck: s.PreCheckTimeout, Load: c.LoadDuration,
-		FinalCheck: s.FinalCheckTimeout, Grace: s.Grace, Slack: s.Slack,
+		FinalCheck: s.FinalCheckTimeout, Grace: s.Grace, Slack: s.Slack, WrapUp: s.WrapUp,
 	}.WithDefaults()
 }
 
 // Timing is one benchmark's time budget: the engine's phase deadlines, the
-// grace its watchdog allows past each, and the worker's slack.
+// grace its watchdog allows past each, the worker's slack, and the wrap-up
+// past the deadline before the job may be rescued.
 type Timing struct {
 	Initialize time.Duration
 	PreCheck   time.Duration
@@ -73,10 +105,11 @@ type Timing struct {
 	FinalCheck time.Duration
 	Grace      time.Duration
 	Slack      time.Duration
+	WrapUp     time.Duration
 }
 
 // WithDefaults fills the zero fields: the engine's defaults for its phases
-// and grace, DefaultSlack for the slack.
+// and grace, DefaultSlack for the slack, DefaultWrapUp for the wrap-up.
 func (t Timing) WithDefaults() Timing {
 	or := func(d *time.Duration, def time.Duration) {
 		if *d <= 0 {
@@ -89,6 +122,7 @@ func (t Timing) WithDefaults() Timing {
 	or(&t.FinalCheck, engine.DefaultFinalCheckTimeout)
 	or(&t.Grace, engine.DefaultGrace)
 	or(&t.Slack, DefaultSlack)
+	or(&t.WrapUp, DefaultWrapUp)
 	return t
 }
 
@@ -101,6 +135,10 @@ func (t Timing) Deadline() time.Duration {
 	const phases = 4 // initialize, pre-check, load, final check
 	return t.Initialize + t.PreCheck + t.Load + t.FinalCheck + phases*t.Grace + t.Slack
 }
+
+// Timeout is how long an attempt may run before River's rescuer may take
+// the job from its worker: the deadline plus the wrap-up.
+func (t Timing) Timeout() time.Duration { return t.Deadline() + t.WrapUp }
 
 // Options are the engine options that give a run this budget.
 func (t Timing) Options() []engine.Option {

@@ -8,8 +8,9 @@
 //   - portal/queue queues jobs in River and runs them in process with the
 //     engine, exactly as `tunecon try` does.
 //
-// Later slices add the HTTP pages and the `tunecon portal` and `tunecon
-// worker` subcommands on top of these.
+// The command uses them: `tunecon portal migrate` creates or upgrades the
+// database, `tunecon worker` runs a queue that works jobs. Later slices add
+// the HTTP pages and `tunecon portal` serving them, on top of these.
 //
 // # Job states
 //

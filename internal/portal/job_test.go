@@ -112,3 +112,26 @@ func TestForContestant(t *testing.T) {
 		t.Errorf("%+v", c)
 	}
 }
+
+// TestWrapUp: the rescue timeout is the deadline plus the contest's wrap-up,
+// DefaultWrapUp unless set; a wrap-up under MinWrapUp is refused.
+func TestWrapUp(t *testing.T) {
+	c := portal.Contest{Problem: "example", LoadDuration: 8 * time.Second}
+	if got := c.Timing().Timeout(); got != c.Timing().Deadline()+portal.DefaultWrapUp {
+		t.Errorf("default timeout %s", got)
+	}
+	c.Settings.WrapUp = 3 * time.Second
+	if got := c.Timing().Timeout(); got != c.Timing().Deadline()+3*time.Second {
+		t.Errorf("timeout %s with a 3s wrap-up", got)
+	}
+	for _, s := range []portal.Settings{{}, {WrapUp: portal.MinWrapUp}, {MaxAttempts: 1, WrapUp: time.Minute}} {
+		if err := s.Check(); err != nil {
+			t.Errorf("%+v: %v", s, err)
+		}
+	}
+	for _, s := range []portal.Settings{{WrapUp: time.Second}, {WrapUp: -time.Second}, {Grace: -1}, {MaxAttempts: -1}} {
+		if err := s.Check(); portal.ErrorCode(err) != portal.CodeInvalid {
+			t.Errorf("%+v: %v, want refused", s, err)
+		}
+	}
+}

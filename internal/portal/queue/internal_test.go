@@ -255,3 +255,18 @@ func TestTimeoutCoversTheDeadline(t *testing.T) {
 		t.Errorf("timing %+v does not survive the args: %+v", c.Timing(), args.Timing.Timing())
 	}
 }
+
+// TestTimeoutTakesTheContestsWrapUp: a contest's wrap-up travels in the
+// job's arguments, so the rescuer of any process computes the same timeout.
+func TestTimeoutTakesTheContestsWrapUp(t *testing.T) {
+	c := portal.Contest{Problem: example.Name, LoadDuration: 8 * time.Second, Settings: portal.Settings{WrapUp: 3 * time.Second}}
+	args := BenchArgs{Timing: timingArgsOf(c.Timing())}
+	if got, want := (&benchWorker{}).Timeout(&river.Job[BenchArgs]{Args: args}), c.Timing().Deadline()+3*time.Second; got != want {
+		t.Errorf("timeout %s, want %s", got, want)
+	}
+	// A job queued before the wrap-up was an argument has the default.
+	args.Timing.WrapUpMS = 0
+	if got := args.Timing.Timing().WrapUp; got != WrapUp {
+		t.Errorf("wrap-up of an old job %s", got)
+	}
+}

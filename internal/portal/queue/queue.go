@@ -29,7 +29,8 @@
 //     goes back to the queue at once (River's JobSnooze(0)), the attempt
 //     marked interrupted and not counted, and another worker runs it.
 //   - A worker killed mid-job: its attempt stays running in River until the
-//     job's timeout (its deadline plus WrapUp) has passed; then the rescuer
+//     job's timeout (its deadline plus the contest's wrap-up,
+//     portal.Settings.WrapUp, WrapUp by default) has passed; then the rescuer
 //     on the leader (elected among the started clients; a dead leader's
 //     lease lasts 15 s, the rescuer runs every 30 s) makes it retryable, and
 //     the settler marks the row queued and the attempt lost; after
@@ -48,8 +49,10 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
@@ -81,12 +84,19 @@ const (
 	DefaultRescueAfter = 15 * time.Second
 )
 
-// WrapUp is how much longer than a job's deadline River gives an attempt
-// (Worker.Timeout) before it may be rescued: the worker's time to wait for a
-// hung run (AbandonAfter at most half of it) and to write the outcome. It is
-// a constant because every process must agree on it: the rescuer on the
-// leader computes a job's timeout with it.
-const WrapUp = 20 * time.Second
+// WrapUp is the default wrap-up (portal.DefaultWrapUp): how much longer
+// than a job's deadline River gives an attempt (Worker.Timeout) before it may
+// be rescued, the worker's time to wait for a hung run (AbandonAfter, at most
+// half of it) and to write the outcome. A contest may set another
+// (portal.Settings.WrapUp, at least portal.MinWrapUp); it travels in the
+// job's arguments, so every process computes the same timeout for a job, the
+// rescuer on the leader included, whatever its own configuration. Stop gives
+// interrupted jobs this long to write how they ended.
+const WrapUp = portal.DefaultWrapUp
+
+// MaxWorkerName is the longest worker name: the name is also the worker's
+// River client ID, which River limits to 100 characters.
+const MaxWorkerName = 100
 
 // QueueName is the River queue of a problem's jobs.
 func QueueName(problem string) string { return "bench-" + problem }
@@ -109,7 +119,8 @@ var _ Runner = RunnerFunc(nil)
 // Config configures a Queue. Zero values take the defaults.
 type Config struct {
 	// Worker is this process's worker name, shown to staff; it is required
-	// when Problems is not empty and must be unique among the workers.
+	// when Problems is not empty and must be unique among the workers. It
+	// is also the River client's ID (MaxWorkerName characters at most).
 	Worker string
 	// Problems are the problems whose jobs this process runs; none makes a
 	// queue that only enqueues, cancels and reads.
@@ -120,8 +131,12 @@ type Config struct {
 	Lookup func(name string) (kit.Problem, bool)
 	// Runner runs a benchmark (kit.Bench).
 	Runner Runner
-	// Logger receives the queue's and River's logs (discarded when nil).
+	// Logger receives the queue's logs: one line per attempt started and
+	// ended, and the settler's and heartbeat's warnings (discarded when nil).
 	Logger *slog.Logger
+	// RiverLogger receives River's own logs (Logger when nil): a worker
+	// command gives it a higher level, River being chatty at Info.
+	RiverLogger *slog.Logger
 
 	HeartbeatEvery time.Duration
 	ProgressEvery  time.Duration
@@ -153,6 +168,9 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.RiverLogger == nil {
+		c.RiverLogger = c.Logger
+	}
 	return c
 }
 
@@ -176,6 +194,9 @@ func New(s *store.Store, cfg Config) (*Queue, error) {
 	if len(cfg.Problems) > 0 && cfg.Worker == "" {
 		return nil, portal.Errorf(portal.CodeInvalid, "queue: a worker needs a name")
 	}
+	if len(cfg.Worker) > MaxWorkerName || strings.ContainsFunc(cfg.Worker, unicode.IsControl) {
+		return nil, portal.Errorf(portal.CodeInvalid, "queue: a worker name has at most %d characters and no control characters", MaxWorkerName)
+	}
 	if cfg.AbandonAfter > WrapUp/2 {
 		return nil, portal.Errorf(portal.CodeInvalid, "queue: AbandonAfter %s is more than half of WrapUp %s", cfg.AbandonAfter, WrapUp)
 	}
@@ -198,8 +219,14 @@ func New(s *store.Store, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	rc := &river.Config{
+		// River's client ID is the worker's name (River makes one up for a
+		// queue that only enqueues), so staff and tests see which worker
+		// leads in river_leader. Leadership is held by term, not by ID: a
+		// worker restarted under its old name waits for the old term to
+		// expire like any other.
+		ID:                   cfg.Worker,
 		Workers:              workers,
-		Logger:               cfg.Logger,
+		Logger:               cfg.RiverLogger,
 		JobTimeout:           cfg.RescueAfter,
 		RescueStuckJobsAfter: cfg.RescueAfter,
 	}

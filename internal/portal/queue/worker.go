@@ -60,12 +60,15 @@ type TimingArgs struct {
 	FinalCheckMS int64 `json:"final_check_ms"`
 	GraceMS      int64 `json:"grace_ms"`
 	SlackMS      int64 `json:"slack_ms"`
+	// WrapUpMS is 0 (the default wrap-up) in jobs queued before it existed.
+	WrapUpMS int64 `json:"wrap_up_ms,omitempty"`
 }
 
 func timingArgsOf(t portal.Timing) TimingArgs {
 	return TimingArgs{
 		InitializeMS: t.Initialize.Milliseconds(), PreCheckMS: t.PreCheck.Milliseconds(), LoadMS: t.Load.Milliseconds(),
 		FinalCheckMS: t.FinalCheck.Milliseconds(), GraceMS: t.Grace.Milliseconds(), SlackMS: t.Slack.Milliseconds(),
+		WrapUpMS: t.WrapUp.Milliseconds(),
 	}
 }
 
@@ -74,7 +77,7 @@ func (a TimingArgs) Timing() portal.Timing {
 	ms := func(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 	return portal.Timing{
 		Initialize: ms(a.InitializeMS), PreCheck: ms(a.PreCheckMS), Load: ms(a.LoadMS),
-		FinalCheck: ms(a.FinalCheckMS), Grace: ms(a.GraceMS), Slack: ms(a.SlackMS),
+		FinalCheck: ms(a.FinalCheckMS), Grace: ms(a.GraceMS), Slack: ms(a.SlackMS), WrapUp: ms(a.WrapUpMS),
 	}.WithDefaults()
 }
 
@@ -86,10 +89,11 @@ type benchWorker struct {
 
 var _ river.Worker[BenchArgs] = (*benchWorker)(nil)
 
-// Timeout is the job's hard deadline plus WrapUp: River cancels the attempt's
-// context then, and its rescuer leaves a running attempt alone until then.
+// Timeout is the job's hard deadline plus its wrap-up (portal.Timing's
+// Timeout, from the job's own arguments): River cancels the attempt's context
+// then, and its rescuer leaves a running attempt alone until then.
 func (w *benchWorker) Timeout(j *river.Job[BenchArgs]) time.Duration {
-	return j.Args.Timing.Timing().Deadline() + WrapUp
+	return j.Args.Timing.Timing().Timeout()
 }
 
 // Work runs one attempt at a job.
@@ -121,7 +125,7 @@ func errored(reason, detail, message string) outcome {
 // that a cancelled or timed-out attempt still records how it ended.
 func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 	log := q.cfg.Logger.With("river_job", rj.ID, "worker", q.cfg.Worker)
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rj.Args.Timing.Timing().Deadline()+WrapUp)
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rj.Args.Timing.Timing().Timeout())
 	defer cancel()
 	var job portal.Job
 	err := q.store.InTx(wctx, func(tx *store.Tx) error {
@@ -141,7 +145,7 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 	}
 	attempt := job.Attempts
 	log = log.With("job", job.ID, "team", job.TeamID, "attempt", attempt)
-	log.Info("attempt started")
+	log.Info("attempt started", "problem", job.Problem, "target", job.Target)
 	staff := &capped{max: store.MaxStaffLog}
 	fmt.Fprintf(staff, "=== attempt %d on worker %s (River job %d, River attempt %d of %d)\n",
 		attempt, q.cfg.Worker, rj.ID, rj.Attempt, rj.MaxAttempts)
@@ -166,6 +170,8 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 		})
 		if err != nil {
 			log.Error("requeueing an interrupted job", "error", err)
+		} else {
+			log.Info("attempt interrupted: the job is queued again", "state", portal.JobQueued, "reason", portal.ReasonInterrupted)
 		}
 		// Back to the queue at once, without using up an attempt.
 		return river.JobSnooze(0)
@@ -185,7 +191,8 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 	})
 	switch {
 	case err == nil:
-		log.Info("attempt ended", "state", out.ending.State, "verdict", out.ending.Verdict, "reason", out.ending.ErrorCode)
+		log.Info("attempt ended", "state", out.ending.State, "verdict", out.ending.Verdict, "score", out.ending.Score,
+			"reason", out.ending.ErrorCode)
 		return nil
 	case errors.Is(err, rivertype.ErrNotFound), portal.ErrorCode(err) == portal.CodeConflict:
 		// River rescued the attempt meanwhile: the next attempt decides.
@@ -227,10 +234,13 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 	}()
 	var br benchReturn
 	abandoned := false
+	// A hung run is waited for at most half the job's wrap-up: the rest is
+	// for writing the outcome before the job may be rescued.
+	abandon := min(q.cfg.AbandonAfter, timing.WrapUp/2)
 	select {
 	case br = <-done:
 	case <-bctx.Done():
-		t := time.NewTimer(q.cfg.AbandonAfter)
+		t := time.NewTimer(abandon)
 		select {
 		case br = <-done:
 		case <-t.C:
@@ -252,7 +262,7 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 	case bctx.Err() != nil || abandoned:
 		detail := fmt.Sprintf("the benchmark was still running at the job's %s deadline", deadline)
 		if abandoned {
-			detail += fmt.Sprintf(" and did not return %s later: abandoned", q.cfg.AbandonAfter)
+			detail += fmt.Sprintf(" and did not return %s later: abandoned", abandon)
 		}
 		o := errored(portal.ReasonDeadline, detail, msgInfra)
 		o.ending.Result, o.detail = result, detail

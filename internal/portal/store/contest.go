@@ -20,6 +20,7 @@ type settingsJSON struct {
 	SlackMS      int64  `json:"slack_ms,omitempty"`
 	MaxAttempts  int    `json:"max_attempts,omitempty"`
 	Seed         uint64 `json:"seed,omitempty"`
+	WrapUpMS     int64  `json:"wrap_up_ms,omitempty"`
 }
 
 func ms(d time.Duration) int64     { return d.Milliseconds() }
@@ -31,9 +32,12 @@ func (q *queries) SetContest(ctx context.Context, c portal.Contest) error {
 		return portal.Errorf(portal.CodeInvalid, "a contest needs a problem")
 	}
 	s := c.Settings
+	if err := s.Check(); err != nil {
+		return err
+	}
 	settings, err := json.Marshal(settingsJSON{
 		InitializeMS: ms(s.InitializeTimeout), PreCheckMS: ms(s.PreCheckTimeout), FinalCheckMS: ms(s.FinalCheckTimeout),
-		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
+		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
 	})
 	if err != nil {
 		return err
@@ -70,6 +74,7 @@ func (q *queries) Contest(ctx context.Context) (portal.Contest, error) {
 	c.Settings = portal.Settings{
 		InitializeTimeout: fromMS(s.InitializeMS), PreCheckTimeout: fromMS(s.PreCheckMS), FinalCheckTimeout: fromMS(s.FinalCheckMS),
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
+		WrapUp: fromMS(s.WrapUpMS),
 	}
 	return c, nil
 }

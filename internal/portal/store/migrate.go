@@ -138,11 +138,29 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	case err != nil:
 		return fmt.Errorf("store: reading the schema version: %w", err)
 	}
-	switch {
-	case have < want:
-		return portal.Errorf(portal.CodeInvalid, "store: the database's schema is at version %d, this tunecon's at %d: start the portal first (it migrates)", have, want)
-	case have > want:
-		return portal.Errorf(portal.CodeInvalid, "store: the database's schema is at version %d, newer than this tunecon's %d: upgrade tunecon", have, want)
+	if have != want {
+		return &SchemaError{Have: have, Want: want}
 	}
 	return nil
 }
+
+// SchemaError is CheckSchema's refusal: the database's schema is at version
+// Have (0: never migrated), this build's at Want. Behind says which way;
+// the layers above name the command that migrates.
+type SchemaError struct {
+	Have, Want int
+}
+
+// Behind reports whether the database needs migrating (rather than a newer
+// tunecon).
+func (e *SchemaError) Behind() bool { return e.Have < e.Want }
+
+func (e *SchemaError) Error() string {
+	if e.Behind() {
+		return fmt.Sprintf("store: the database's schema is at version %d, this tunecon's at %d: start the portal first (it migrates)", e.Have, e.Want)
+	}
+	return fmt.Sprintf("store: the database's schema is at version %d, newer than this tunecon's %d: upgrade tunecon", e.Have, e.Want)
+}
+
+// ErrorCode is CodeInvalid.
+func (e *SchemaError) ErrorCode() portal.Code { return portal.CodeInvalid }

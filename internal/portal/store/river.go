@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
 )
@@ -60,4 +61,21 @@ func (q *queries) ActiveWithRiver(ctx context.Context) ([]RiverView, error) {
 		out = append(out, v)
 	}
 	return out, rows.Err()
+}
+
+// RiverLeader names the River client that leads now (a worker's name: the
+// queue makes it the client's ID) and when its lease ends; "" when none
+// does. The leader runs River's maintenance, the rescuer of jobs whose
+// worker died among it: with no worker started, nobody rescues.
+func (q *queries) RiverLeader(ctx context.Context) (string, time.Time, error) {
+	var id string
+	var expires time.Time
+	err := q.queryRow(ctx, `SELECT leader_id, expires_at FROM river_leader`).Scan(&id, &expires)
+	if err == sql.ErrNoRows {
+		return "", time.Time{}, nil
+	}
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("store: River's leader: %w", err)
+	}
+	return id, expires, nil
 }

@@ -18,6 +18,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +39,10 @@ const BusyTimeout = 10 * time.Second
 type Options struct {
 	// Now is the clock of every time the store writes; nil means time.Now.
 	Now func() time.Time
+	// MustExist opens only a database that exists (CodeNotFound otherwise):
+	// a worker's, which never creates one. Without it a SQLite file is
+	// created when missing.
+	MustExist bool
 }
 
 // Store is the portal's database. Its methods run outside any transaction;
@@ -115,9 +121,14 @@ var sqliteDialect = dialect{
 // Open opens the database a DSN names. It does not change the schema: the
 // portal calls Migrate once at start; workers open a migrated database.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
-	driver, source, d, err := parseDSN(dsn)
+	driver, source, file, d, err := parseDSN(dsn)
 	if err != nil {
 		return nil, err
+	}
+	if opts.MustExist && file != "" {
+		if _, err := os.Stat(file); errors.Is(err, fs.ErrNotExist) {
+			return nil, portal.Errorf(portal.CodeNotFound, "store: no database at %s", file)
+		}
 	}
 	db, err := sql.Open(driver, source)
 	if err != nil {
@@ -137,13 +148,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return &Store{queries: &queries{x: db, now: now, dialect: d}, db: db, dialect: d}, nil
 }
 
-// parseDSN turns a DSN into a database/sql driver name and source.
-func parseDSN(dsn string) (driver, source string, d dialect, err error) {
+// parseDSN turns a DSN into a database/sql driver name and source, and for
+// SQLite the file's path.
+func parseDSN(dsn string) (driver, source, file string, d dialect, err error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")
 		if path == "" || strings.ContainsAny(path, "?#") {
-			return "", "", d, portal.Errorf(portal.CodeInvalid, "store: %q: want sqlite:PATH, a file path without ? or #", dsn)
+			return "", "", "", d, portal.Errorf(portal.CodeInvalid, "store: %q: want sqlite:PATH, a file path without ? or #", dsn)
 		}
 		// WAL lets readers run beside the writer; the busy timeout makes a
 		// writer of another process wait instead of failing; IMMEDIATE
@@ -151,11 +163,11 @@ func parseDSN(dsn string) (driver, source string, d dialect, err error) {
 		// reads then writes never deadlocks with another.
 		source = fmt.Sprintf("file:%s?_pragma=journal_mode(WAL)&_pragma=busy_timeout(%d)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate&_time_format=sqlite",
 			path, BusyTimeout.Milliseconds())
-		return "sqlite", source, sqliteDialect, nil
+		return "sqlite", source, path, sqliteDialect, nil
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return "", "", d, portal.Errorf(portal.CodeUnsupported, "store: PostgreSQL is not supported yet (it comes in a later version); use sqlite:PATH")
+		return "", "", "", d, portal.Errorf(portal.CodeUnsupported, "store: PostgreSQL is not supported yet (it comes in a later version); use sqlite:PATH")
 	}
-	return "", "", d, portal.Errorf(portal.CodeInvalid, "store: unknown database %q: want sqlite:PATH", dsn)
+	return "", "", "", d, portal.Errorf(portal.CodeInvalid, "store: unknown database %q: want sqlite:PATH", dsn)
 }
 
 // Close closes the database.

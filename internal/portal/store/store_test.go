@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -326,5 +328,58 @@ func TestWorkers(t *testing.T) {
 	if w.Doing != "job 1" || !w.HeartbeatAt.Equal(clock.Now()) || w.HeartbeatAt.Sub(w.StartedAt) != 3*time.Second ||
 		w.JobsDone != 1 || w.InternalErrors != 1 || len(w.Problems) != 1 {
 		t.Errorf("worker %+v", w)
+	}
+}
+
+// TestWorkersOpenOnlyWhatExists: with MustExist a missing SQLite file is
+// refused and not created; an unmigrated one gives a *store.SchemaError
+// that says which way it is off.
+func TestWorkersOpenOnlyWhatExists(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "portal.db")
+	if _, err := store.Open(ctx, "sqlite:"+path, store.Options{MustExist: true}); portal.ErrorCode(err) != portal.CodeNotFound {
+		t.Errorf("a missing database: %v", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused open left a file: %v", err)
+	}
+	s, err := store.Open(ctx, "sqlite:"+path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err := store.Open(ctx, "sqlite:"+path, store.Options{MustExist: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	se, ok := errors.AsType[*store.SchemaError](w.CheckSchema(ctx))
+	if !ok || !se.Behind() || se.Have != 0 || se.Want < 1 {
+		t.Errorf("an unmigrated database: %v", se)
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.CheckSchema(ctx); err != nil {
+		t.Errorf("after migrating: %v", err)
+	}
+	if id, _, err := w.RiverLeader(ctx); id != "" || err != nil {
+		t.Errorf("a leader %q with no River client started, %v", id, err)
+	}
+}
+
+func TestContestWrapUp(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, nil)
+	c := portal.Contest{Problem: "example", Settings: portal.Settings{WrapUp: 3 * time.Second, MaxAttempts: 1}}
+	if err := s.SetContest(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Contest(ctx); err != nil || got.Settings != c.Settings || got.Timing().WrapUp != 3*time.Second {
+		t.Errorf("contest %+v, %v", got, err)
+	}
+	c.Settings.WrapUp = time.Second
+	if err := s.SetContest(ctx, c); portal.ErrorCode(err) != portal.CodeInvalid {
+		t.Errorf("a wrap-up under the minimum: %v", err)
 	}
 }
