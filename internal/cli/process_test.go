@@ -23,6 +23,8 @@ import (
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/queue"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/kit/apptest"
+	"github.com/tunecon/tunecon/problems/example"
 )
 
 // buildTunecon builds the tunecon command into a temporary directory.
@@ -130,7 +132,7 @@ func waitFor(t *testing.T, timeout time.Duration, what string, f func() bool) {
 // job.
 func enqueueTeam(t *testing.T, s *store.Store, q *queue.Queue, name string) portal.Job {
 	t.Helper()
-	team, err := s.CreateTeam(context.Background(), name, serveExample(t))
+	team, err := s.CreateTeam(context.Background(), name, apptest.ServeInProcess(t, example.Problem))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/queue"
 	"github.com/tunecon/tunecon/internal/portal/store"
-	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/example"
 )
 
@@ -159,17 +159,6 @@ func portalQueue(t *testing.T, s *store.Store) *queue.Queue {
 	return q
 }
 
-// serveExample serves the example app in process and returns its URL.
-func serveExample(t *testing.T) string {
-	t.Helper()
-	app, err := example.Problem.Serve(context.Background(), kit.ServeConfig{Addr: "127.0.0.1:0", Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Stop(context.Background()) })
-	return app.URL + "/"
-}
-
 // waitJob polls a job until ok says so, failing the test after timeout.
 func waitJob(t *testing.T, s *store.Store, id int64, timeout time.Duration, what string, ok func(portal.Job) bool) portal.Job {
 	t.Helper()
@@ -211,7 +200,7 @@ func TestWorkerRunsJobsUntilStopped(t *testing.T) {
 	portalQ := portalQueue(t, s)
 	var jobs []portal.Job
 	for _, name := range []string{"alpha", "beta"} {
-		team, err := s.CreateTeam(bg, name, serveExample(t))
+		team, err := s.CreateTeam(bg, name, apptest.ServeInProcess(t, example.Problem))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -28,6 +28,19 @@ import (
 	"github.com/tunecon/tunecon/kit"
 )
 
+// ServeInProcess serves a problem whose app runs in process (one with a
+// Handler, such as the example problem) on a free loopback port until the
+// test ends, and returns its URL with a trailing slash.
+func ServeInProcess(t *testing.T, p kit.Problem) string {
+	t.Helper()
+	app, err := p.Serve(context.Background(), kit.ServeConfig{Addr: "127.0.0.1:0", Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = app.Stop(context.Background()) })
+	return app.URL + "/"
+}
+
 // Apps starts a problem's apps on demand and stops them all at the end of
 // the test binary: call Run from TestMain.
 type Apps struct {

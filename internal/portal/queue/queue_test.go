@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +20,7 @@ import (
 	"github.com/tunecon/tunecon/internal/portal/queue"
 	"github.com/tunecon/tunecon/internal/portal/store"
 	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/example"
 )
 
@@ -140,17 +140,6 @@ func (e *env) waitFinal(id int64, timeout time.Duration) portal.Job {
 	return e.wait(id, timeout, "final", func(j portal.Job) bool { return j.State.Final() })
 }
 
-// serveExample serves the example app in process and returns its URL.
-func serveExample(t *testing.T) string {
-	t.Helper()
-	app, err := example.Problem.Serve(context.Background(), kit.ServeConfig{Addr: "127.0.0.1:0", Log: io.Discard})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = app.Stop(context.Background()) })
-	return app.URL + "/"
-}
-
 func TestTeamsFinishWithTheirVerdicts(t *testing.T) {
 	ctx := context.Background()
 	c := contest(2 * time.Second)
@@ -162,7 +151,7 @@ func TestTeamsFinishWithTheirVerdicts(t *testing.T) {
 	var jobs []portal.Job
 	want := map[int64]portal.Verdict{}
 	for i := range 5 {
-		target, verdict := serveExample(t), portal.VerdictPassed
+		target, verdict := apptest.ServeInProcess(t, example.Problem), portal.VerdictPassed
 		if i == 3 {
 			target, verdict = broken.URL+"/", portal.VerdictFailed
 		}
@@ -249,7 +238,7 @@ func TestTeamsFinishWithTheirVerdicts(t *testing.T) {
 func TestProgressReachesTheRow(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, contest(3*time.Second))
-	team := e.team("alpha", serveExample(t))
+	team := e.team("alpha", apptest.ServeInProcess(t, example.Problem))
 	j := e.enqueue(team.ID)
 	e.worker("w1", queue.Config{})
 	e.wait(j.ID, 10*time.Second, "reporting progress", func(j portal.Job) bool { return !j.Progress.UpdatedAt.IsZero() })
@@ -496,7 +485,7 @@ func TestConcurrentEnqueuesGiveOneJob(t *testing.T) {
 func TestCancel(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, contest(20*time.Second))
-	team := e.team("alpha", serveExample(t))
+	team := e.team("alpha", apptest.ServeInProcess(t, example.Problem))
 
 	// A queued job (no worker yet) is cancelled at once.
 	j := e.enqueue(team.ID)
@@ -565,7 +554,7 @@ func TestEnqueueRefusals(t *testing.T) {
 func TestStoppedWorkerRequeues(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, contest(20*time.Second))
-	team := e.team("alpha", serveExample(t))
+	team := e.team("alpha", apptest.ServeInProcess(t, example.Problem))
 	j := e.enqueue(team.ID)
 	w1 := e.worker("w1", queue.Config{})
 	e.wait(j.ID, 10*time.Second, "in its load phase", func(j portal.Job) bool { return j.Progress.Phase == engine.PhaseLoad })
