@@ -1,6 +1,7 @@
 package blog
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sync"
@@ -178,7 +179,7 @@ func (m *model) settleComment(p *post, res *engine.Response, shown []shownCommen
 		if c.id <= m.in.comments() || c.name != displayName(p.name) || c.body != normalize(p.body) {
 			continue
 		}
-		if _, known := slices.BinarySearchFunc(m.comments, c.id, func(q *post, id int64) int { return cmp64(q.id, id) }); !known {
+		if _, known := slices.BinarySearchFunc(m.comments, c.id, func(q *post, id int64) int { return cmp.Compare(q.id, id) }); !known {
 			return m.storedLocked(p, c.id, res.Received)
 		}
 	}
@@ -192,7 +193,7 @@ func (m *model) settleComment(p *post, res *engine.Response, shown []shownCommen
 // came before it was sent (new ids increase, so an app cannot choose ids that
 // keep its lists unchanged). done is sorted by id; it returns where id goes.
 func checkNewID(done []*post, id int64, sent time.Time, kind string) (int, error) {
-	i, found := slices.BinarySearchFunc(done, id, func(q *post, id int64) int { return cmp64(q.id, id) })
+	i, found := slices.BinarySearchFunc(done, id, func(q *post, id int64) int { return cmp.Compare(q.id, id) })
 	if found {
 		return 0, engine.Criticalf("id-reused", "%s id %d was given to two %ss", kind, id, kind)
 	}
@@ -310,16 +311,6 @@ func (m *model) appTimes(sent, received time.Time) (time.Time, time.Time) {
 	}
 	lo, hi := m.ahead()
 	return sent.Add(lo), received.Add(hi)
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // articleInfo is what the model knows of an article; ok is false for an id

@@ -2,6 +2,7 @@ package memo
 
 import (
 	"bytes"
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -176,7 +177,7 @@ func (v *view) find(id int64) *memo {
 	if id >= 1 && id <= v.m.in.lastMemo() {
 		return v.m.initialMemo(id)
 	}
-	i, ok := slices.BinarySearchFunc(v.run, id, func(q *memo, id int64) int { return cmp64(q.id, id) })
+	i, ok := slices.BinarySearchFunc(v.run, id, func(q *memo, id int64) int { return cmp.Compare(q.id, id) })
 	if !ok {
 		return nil
 	}

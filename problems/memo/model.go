@@ -1,6 +1,7 @@
 package memo
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -236,7 +237,7 @@ func (m *model) accept(p *memo, id int64, received time.Time) bool {
 	if id <= m.in.lastMemo() || m.byID[id] != nil {
 		return false
 	}
-	i, _ := slices.BinarySearchFunc(m.run, id, func(q *memo, id int64) int { return cmp64(q.id, id) })
+	i, _ := slices.BinarySearchFunc(m.run, id, func(q *memo, id int64) int { return cmp.Compare(q.id, id) })
 	for _, q := range m.run[i:] {
 		if q.received.Before(p.sent) {
 			return false
@@ -337,7 +338,7 @@ func (m *model) sampleUsers(rnd *rand.Rand, n int) []*user {
 			out = append(out, u)
 		}
 	}
-	slices.SortFunc(out, func(a, b *user) int { return cmp64(a.id, b.id) })
+	slices.SortFunc(out, func(a, b *user) int { return cmp.Compare(a.id, b.id) })
 	rnd.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out[:min(n, len(out))]
 }
@@ -370,16 +371,6 @@ func (m *model) runPrivate(rnd *rand.Rand, exclude int64) int64 {
 		if p.private && p.user != exclude {
 			return p.id
 		}
-	}
-	return 0
-}
-
-func cmp64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
 	}
 	return 0
 }
