@@ -347,7 +347,7 @@ func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err e
 		stage, limit = we.stage, we.limit
 	}
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, we != nil && we.cutOff:
 		e.Code, e.Message, e.Detail = "cut-off", "cut off by the end of the phase", fmt.Errorf("%w: %v", ErrCutOff, err)
 	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
 		// Out of file descriptors while dialling: the benchmarker's own

@@ -232,9 +232,10 @@ const (
 
 // wireError is a transport failure with what classify needs to name it.
 type wireError struct {
-	stage wireStage
-	limit wireLimit // the limit passed, for a timeout
-	err   error
+	stage  wireStage
+	limit  wireLimit // the limit passed, for a timeout
+	cutOff bool      // ended by the caller's context's deadline
+	err    error
 }
 
 func (e *wireError) Error() string { return e.err.Error() }
@@ -463,8 +464,15 @@ func (t *transport) dial(ctx context.Context, h *hostConns, whole time.Time) (*c
 	nc, err := dial(ctx, "tcp", h.addr)
 	if err != nil {
 		we := &wireError{stage: stageConnect, err: err}
-		if ne, ok := err.(net.Error); ok && ne.Timeout() && ctx.Err() == nil {
-			we.limit = limit
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			if end, ok := ctx.Deadline(); ok && !end.After(deadline) {
+				// net.Dialer stops at ctx's deadline, which has passed even
+				// if ctx does not say so yet (its timer fires a little
+				// later): the phase ended, the target is not to blame.
+				we.cutOff = true
+			} else if ctx.Err() == nil {
+				we.limit = limit
+			}
 		}
 		return nil, we
 	}

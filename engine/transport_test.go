@@ -222,6 +222,27 @@ func TestAgentCutsOffWhenTheContextEnds(t *testing.T) {
 	}
 }
 
+// expiredContext has a deadline in the past but has not ended: a
+// context.WithDeadline in the moment before its timer fires.
+type expiredContext struct{ context.Context }
+
+func (expiredContext) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+// TestAgentCutsOffAtThePhasesDeadline: a connection started just after the
+// phase's deadline, before its context says it has ended, fails at once in
+// net.Dialer with a timeout; that is a cut-off, not the target's connect
+// timeout (it was charged to a correct app once, at the end of a load).
+func TestAgentCutsOffAtThePhasesDeadline(t *testing.T) {
+	t.Parallel()
+	a := engine.NewAgent(serve(t, http.NotFoundHandler()), engine.AgentConfig{}, nil)
+	defer a.Close()
+	_, err := a.Get(expiredContext{context.Background()}, "GET /", "/")
+	var e *engine.Error
+	if !errors.As(err, &e) || !errors.Is(err, engine.ErrCutOff) || e.Class == engine.ClassTimeout {
+		t.Errorf("got %v (%+v), want a cut-off", err, e)
+	}
+}
+
 // TestAgentReadsChunkedGzipAndInformationalAnswers covers the framings a
 // server chooses: a gzip body written in chunks, and a 103 before the answer.
 func TestAgentReadsChunkedGzipAndInformationalAnswers(t *testing.T) {

@@ -337,9 +337,11 @@ func TestTargetThatNeverAnswers(t *testing.T) {
 }
 
 // fakeRunner answers by the target's host: "pass", "internal", "broken"
-// (kit.Bench's error), "hang" (ignores its context until the test ends).
+// (kit.Bench's error), "hang" (ignores its context until the test ends),
+// "held" (passes once the test sends on gate).
 type fakeRunner struct {
 	release chan struct{}
+	gate    chan struct{}
 	mu      sync.Mutex
 	calls   map[string]int
 }
@@ -357,6 +359,12 @@ func (f *fakeRunner) Bench(ctx context.Context, p kit.Problem, target *url.URL, 
 	case "hang":
 		<-f.release
 		return nil, ctx.Err()
+	case "held":
+		select {
+		case <-f.gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return &engine.Result{Problem: p.Name, Passed: true, Score: 12}, nil
 }
@@ -374,7 +382,7 @@ func TestInfrastructureFaultsError(t *testing.T) {
 		t.Fatalf("deadline %s", d)
 	}
 	e := newEnv(t, c)
-	runner := &fakeRunner{release: make(chan struct{}), calls: map[string]int{}}
+	runner := &fakeRunner{release: make(chan struct{}), gate: make(chan struct{}), calls: map[string]int{}}
 	t.Cleanup(func() { close(runner.release) })
 	e.worker("w1", queue.Config{Runner: runner, Concurrency: 3, AbandonAfter: 300 * time.Millisecond})
 	cases := []struct {
@@ -400,12 +408,13 @@ func TestInfrastructureFaultsError(t *testing.T) {
 				t.Errorf("staff log %q", got.StaffLog)
 			}
 		}
-		// Staff run it again; the team's target now passes.
-		if err := e.store.SetTarget(ctx, team.ID, "http://pass/"); err != nil {
+		// Staff run it again; the team's target now passes, once the test
+		// lets it (the rerun must still be the team's job below).
+		if err := e.store.SetTarget(ctx, team.ID, "http://held/"); err != nil {
 			t.Fatal(err)
 		}
 		again, err := e.portal.Rerun(ctx, j.ID)
-		if err != nil || again.RerunOf != j.ID || again.ID == j.ID || again.Target != "http://pass/" {
+		if err != nil || again.RerunOf != j.ID || again.ID == j.ID || again.Target != "http://held/" {
 			t.Fatalf("rerun of %d: %+v, %v", j.ID, again, err)
 		}
 		// The errored job can be rerun only while the team has no other job.
@@ -414,6 +423,7 @@ func TestInfrastructureFaultsError(t *testing.T) {
 		} else if busy, ok := errors.AsType[*portal.TeamHasJobError](err); !ok || busy.JobID != again.ID {
 			t.Errorf("a second rerun: %v", err)
 		}
+		runner.gate <- struct{}{}
 		got = e.waitFinal(again.ID, 10*time.Second)
 		if got.State != portal.JobFinished || got.Verdict != portal.VerdictPassed || got.Score != 12 {
 			t.Errorf("rerun %+v", got)
