@@ -52,6 +52,9 @@ type Problem struct {
 	Tuned string `json:"tuned,omitempty"`
 	// Manual is the contestant's manual, relative to the repository root.
 	Manual string `json:"manual"`
+	// ManualText is the manual's Markdown, embedded in the binary: the
+	// portal shows it to contestants.
+	ManualText string `json:"-"`
 
 	// NewScenario returns a fresh scenario for one run.
 	NewScenario func() (engine.Scenario, error) `json:"-"`

@@ -59,6 +59,8 @@ type Settings struct {
 	// Seed, when not zero, is every run's seed; otherwise each run takes one
 	// from the clock and records it in its result.
 	Seed uint64
+	// MaxTeamSize bounds a team's members (DefaultMaxTeamSize when zero).
+	MaxTeamSize int
 }
 
 // Check reports settings no job could run with: negative durations or
@@ -68,6 +70,9 @@ func (s Settings) Check() error {
 		if d < 0 {
 			return Errorf(CodeInvalid, "contest settings: a negative duration (%s)", d)
 		}
+	}
+	if s.MaxTeamSize < 0 {
+		return Errorf(CodeInvalid, "contest settings: teams of %d", s.MaxTeamSize)
 	}
 	if s.MaxAttempts < 0 {
 		return Errorf(CodeInvalid, "contest settings: %d attempts", s.MaxAttempts)
@@ -84,6 +89,14 @@ func (s Settings) Attempts() int {
 		return s.MaxAttempts
 	}
 	return DefaultMaxAttempts
+}
+
+// TeamSize is MaxTeamSize or its default.
+func (s Settings) TeamSize() int {
+	if s.MaxTeamSize > 0 {
+		return s.MaxTeamSize
+	}
+	return DefaultMaxTeamSize
 }
 
 // Timing returns the time budget of the contest's benchmarks.
@@ -153,8 +166,11 @@ type Team struct {
 	ID   int64
 	Name string
 	// Target is the base URL of the team's app ("" until registered).
-	Target    string
-	CreatedAt time.Time
+	Target string
+	// InviteCode lets an account join the team; only its members and
+	// admins see it.
+	InviteCode string
+	CreatedAt  time.Time
 }
 
 // CheckTarget validates a target URL: absolute http or https with a host.

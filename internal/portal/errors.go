@@ -17,6 +17,8 @@ const (
 	// CodeConflict: the request conflicts with the current state (a team's
 	// active job, an illegal state transition, a taken name).
 	CodeConflict Code = "conflict"
+	// CodeDenied: not allowed (a wrong password, another team's job).
+	CodeDenied Code = "denied"
 	// CodeUnsupported: something a later version will do (PostgreSQL).
 	CodeUnsupported Code = "unsupported"
 	// CodeInternal: the portal's own fault (a database error).

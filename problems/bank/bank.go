@@ -26,9 +26,15 @@ var Problem = kit.Problem{
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/bank/MANUAL.md",
+	ManualText:  manual,
 	NewScenario: kit.Constructor(NewScenario),
 	Data:        func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
 }
+
+// manual is MANUAL.md, for the portal.
+//
+//go:embed MANUAL.md
+var manual string
 
 // assetSums is `sha256sum` of webapp/public as the problem ships it.
 //

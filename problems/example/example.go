@@ -10,6 +10,16 @@ import (
 // Name is the problem's name.
 const Name = "example"
 
+// manual is what the portal shows of the example: it has no MANUAL.md (its
+// scenario's comments are its manual).
+const manual = `# Notes (the engine's worked example)
+
+A tiny notes app served inside the benchmarker's own process, for trying the
+portal and the engine: its pages list notes, new notes must appear at once,
+and its stylesheet must be served as it ships. The rules are the comments of
+problems/example/scenario.go.
+`
+
 // Problem describes the worked example: its reference app runs inside the
 // tunecon process, so it has no launcher, no dump and no database.
 var Problem = kit.Problem{
@@ -19,6 +29,7 @@ var Problem = kit.Problem{
 	Langs:       []string{"go"},
 	Stores:      []string{kit.StoreMemory},
 	Manual:      "problems/example/scenario.go",
+	ManualText:  manual,
 	NewScenario: func() (engine.Scenario, error) { return NewScenario(), nil },
 	Handler:     func() http.Handler { return (&App{}).Handler() },
 }

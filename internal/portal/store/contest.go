@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
@@ -21,6 +20,7 @@ type settingsJSON struct {
 	MaxAttempts  int    `json:"max_attempts,omitempty"`
 	Seed         uint64 `json:"seed,omitempty"`
 	WrapUpMS     int64  `json:"wrap_up_ms,omitempty"`
+	MaxTeamSize  int    `json:"max_team_size,omitempty"`
 }
 
 func ms(d time.Duration) int64     { return d.Milliseconds() }
@@ -38,6 +38,7 @@ func (q *queries) SetContest(ctx context.Context, c portal.Contest) error {
 	settings, err := json.Marshal(settingsJSON{
 		InitializeMS: ms(s.InitializeTimeout), PreCheckMS: ms(s.PreCheckTimeout), FinalCheckMS: ms(s.FinalCheckTimeout),
 		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
+		MaxTeamSize: s.MaxTeamSize,
 	})
 	if err != nil {
 		return err
@@ -74,20 +75,26 @@ func (q *queries) Contest(ctx context.Context) (portal.Contest, error) {
 	c.Settings = portal.Settings{
 		InitializeTimeout: fromMS(s.InitializeMS), PreCheckTimeout: fromMS(s.PreCheckMS), FinalCheckTimeout: fromMS(s.FinalCheckMS),
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
-		WrapUp: fromMS(s.WrapUpMS),
+		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize,
 	}
 	return c, nil
 }
 
-// CreateTeam adds a team; its name must be new (CodeConflict otherwise).
+// CreateTeam adds a team without members or invite code (tests and tools;
+// accounts make theirs with CreateTeamFor). Its name must be new
+// (CodeConflict otherwise).
 func (q *queries) CreateTeam(ctx context.Context, name, target string) (portal.Team, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return portal.Team{}, portal.Errorf(portal.CodeInvalid, "a team needs a name")
+	return q.insertTeam(ctx, name, target, "")
+}
+
+func (q *queries) insertTeam(ctx context.Context, name, target, invite string) (portal.Team, error) {
+	name, err := portal.CheckTeamName(name)
+	if err != nil {
+		return portal.Team{}, err
 	}
-	t := portal.Team{Name: name, Target: target, CreatedAt: q.stamp()}
-	err := q.queryRow(ctx, `INSERT INTO teams (name, target, created_at) VALUES (?, ?, ?) RETURNING id`,
-		t.Name, t.Target, t.CreatedAt).Scan(&t.ID)
+	t := portal.Team{Name: name, Target: target, InviteCode: invite, CreatedAt: q.stamp()}
+	err = q.queryRow(ctx, `INSERT INTO teams (name, target, invite_code, created_at) VALUES (?, ?, ?, ?) RETURNING id`,
+		t.Name, t.Target, sql.NullString{String: invite, Valid: invite != ""}, t.CreatedAt).Scan(&t.ID)
 	if q.dialect.uniqueViolation(err) {
 		return portal.Team{}, portal.Errorf(portal.CodeConflict, "a team named %q exists", name)
 	}
@@ -109,11 +116,17 @@ func (q *queries) SetTarget(ctx context.Context, teamID int64, target string) er
 	return nil
 }
 
+const teamColumns = `id, name, target, COALESCE(invite_code, ''), created_at`
+
+func scanTeam(r scanner) (portal.Team, error) {
+	var t portal.Team
+	err := r.Scan(&t.ID, &t.Name, &t.Target, &t.InviteCode, &t.CreatedAt)
+	return t, err
+}
+
 // Team reads one team.
 func (q *queries) Team(ctx context.Context, id int64) (portal.Team, error) {
-	var t portal.Team
-	err := q.queryRow(ctx, `SELECT id, name, target, created_at FROM teams WHERE id = ?`, id).
-		Scan(&t.ID, &t.Name, &t.Target, &t.CreatedAt)
+	t, err := scanTeam(q.queryRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE id = ?`, id))
 	if err != nil {
 		return t, notFound(err, "team %d", id)
 	}
@@ -122,15 +135,15 @@ func (q *queries) Team(ctx context.Context, id int64) (portal.Team, error) {
 
 // Teams lists the teams in the order they were created.
 func (q *queries) Teams(ctx context.Context) ([]portal.Team, error) {
-	rows, err := q.query(ctx, `SELECT id, name, target, created_at FROM teams ORDER BY id`)
+	rows, err := q.query(ctx, `SELECT `+teamColumns+` FROM teams ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: listing teams: %w", err)
 	}
 	defer rows.Close()
 	var out []portal.Team
 	for rows.Next() {
-		var t portal.Team
-		if err := rows.Scan(&t.ID, &t.Name, &t.Target, &t.CreatedAt); err != nil {
+		t, err := scanTeam(rows)
+		if err != nil {
 			return nil, fmt.Errorf("store: listing teams: %w", err)
 		}
 		out = append(out, t)

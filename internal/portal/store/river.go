@@ -79,3 +79,24 @@ func (q *queries) RiverLeader(ctx context.Context) (string, time.Time, error) {
 	}
 	return id, expires, nil
 }
+
+// Positions is Position for every waiting job at once, by the portal's job
+// id: what the portal's live pages show each second.
+func (q *queries) Positions(ctx context.Context) (map[int64]int, error) {
+	rows, err := q.query(ctx, `SELECT j.id, ROW_NUMBER() OVER (PARTITION BY r.queue ORDER BY r.priority, r.scheduled_at, r.id)
+		FROM river_job r JOIN jobs j ON j.river_job_id = r.id WHERE r.state = 'available'`)
+	if err != nil {
+		return nil, fmt.Errorf("store: queue positions: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]int{}
+	for rows.Next() {
+		var id int64
+		var pos int
+		if err := rows.Scan(&id, &pos); err != nil {
+			return nil, fmt.Errorf("store: queue positions: %w", err)
+		}
+		out[id] = pos
+	}
+	return out, rows.Err()
+}

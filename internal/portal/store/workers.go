@@ -73,3 +73,28 @@ func (q *queries) Workers(ctx context.Context) ([]portal.Worker, error) {
 	}
 	return out, rows.Err()
 }
+
+// RecentWorkerJobs lists each worker's last n ended jobs (finished or
+// errored), newest first: what the admin page judges a worker's health by.
+func (q *queries) RecentWorkerJobs(ctx context.Context, n int) (map[string][]portal.Job, error) {
+	rows, err := q.query(ctx, `SELECT worker, state, error_code FROM (
+			SELECT worker, state, error_code,
+				ROW_NUMBER() OVER (PARTITION BY worker ORDER BY finished_at DESC, id DESC) AS k
+			FROM jobs WHERE worker <> '' AND state IN ('finished', 'errored')
+		) AS recent WHERE k <= ?`, n)
+	if err != nil {
+		return nil, fmt.Errorf("store: workers' recent jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]portal.Job{}
+	for rows.Next() {
+		var j portal.Job
+		var state string
+		if err := rows.Scan(&j.Worker, &state, &j.ErrorCode); err != nil {
+			return nil, fmt.Errorf("store: workers' recent jobs: %w", err)
+		}
+		j.State = portal.JobState(state)
+		out[j.Worker] = append(out[j.Worker], j)
+	}
+	return out, rows.Err()
+}

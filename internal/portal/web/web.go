@@ -1,0 +1,335 @@
+// Package web serves the contest portal's pages: sign-up and sign-in,
+// teams, the contest page with its enqueue button, each team's jobs with
+// live progress, the leaderboard with its chart, and the admin pages.
+//
+// Pages are rendered on the server with html/template (every name and
+// message a team types is shown as text) and work without JavaScript; a
+// small embedded script adds the live parts, fed by server-sent events. The
+// chart library is embedded too: the portal needs no network at run time.
+//
+// Who may do what is one table, routes: each route names the people it
+// serves (anyone, signed in, in a team, admin), and a request from anyone
+// else gets the same answer whatever it asks for. A team's jobs are found
+// only through the team: another team's job id answers 404, as a job that
+// does not exist. Contestants' pages are rendered from portal.Job's
+// ForContestant view, so no staff log reaches their templates.
+package web
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/kit"
+)
+
+//go:embed templates static
+var files embed.FS
+
+// Jobs is what the portal asks of the job queue.
+type Jobs interface {
+	Enqueue(ctx context.Context, teamID int64) (portal.Job, error)
+	Rerun(ctx context.Context, jobID int64) (portal.Job, error)
+	Cancel(ctx context.Context, jobID int64) (portal.Job, error)
+}
+
+// Config configures a Server. Store, Jobs and Lookup are required.
+type Config struct {
+	Store *store.Store
+	Jobs  Jobs
+	// Lookup finds a problem by name; Problems lists the names an admin may
+	// choose from.
+	Lookup   func(name string) (kit.Problem, bool)
+	Problems []string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// Passwords hashes passwords (bcrypt's default cost when zero).
+	Passwords portal.Passwords
+	// SecureCookies marks the session cookie Secure: set it when the portal
+	// is served over HTTPS (by a proxy in front of it).
+	SecureCookies bool
+	// PollEvery is how often the live pages' source reads the database
+	// (DefaultPollEvery when zero).
+	PollEvery time.Duration
+	// SessionTTL is how long a sign-in lasts (portal.DefaultSessionTTL).
+	SessionTTL time.Duration
+	// Logger receives the portal's errors (discarded when nil).
+	Logger *slog.Logger
+}
+
+// DefaultPollEvery is how often the live source reads the database: jobs'
+// progress reaches it at least once a second, so a viewer sees each report.
+const DefaultPollEvery = 500 * time.Millisecond
+
+// Server is the portal's HTTP side.
+type Server struct {
+	cfg     Config
+	store   *store.Store
+	pages   map[string]*template.Template
+	limiter *limiter
+	live    *live
+	dummy   string // a password hash for unknown logins
+	handler http.Handler
+}
+
+// New makes a server; Run must run for its live pages to move.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil || cfg.Jobs == nil || cfg.Lookup == nil {
+		return nil, errors.New("web: a server needs a store, a queue and a problem lookup")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.PollEvery <= 0 {
+		cfg.PollEvery = DefaultPollEvery
+	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = portal.DefaultSessionTTL
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	pages, err := parsePages()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, store: cfg.Store, pages: pages, limiter: newLimiter(cfg.Now),
+		dummy: cfg.Passwords.DummyHash()}
+	s.live = newLive(cfg.Store, cfg.PollEvery, cfg.Logger)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// Run feeds the live pages until ctx ends.
+func (s *Server) Run(ctx context.Context) { s.live.run(ctx) }
+
+// ServeHTTP serves the portal.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// who a route serves.
+type who int
+
+const (
+	anyone who = iota
+	member     // signed in
+	inTeam     // signed in, a contestant in a team
+	admin      // signed in as an admin
+)
+
+// routes is the portal's every route and whom it serves.
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	handle := func(pattern string, w who, h func(http.ResponseWriter, *http.Request, viewer)) {
+		mux.Handle(pattern, s.guard(w, h))
+	}
+	static, _ := fs.Sub(files, "static")
+	mux.Handle("GET /static/", http.StripPrefix("/static/", staticFiles(static)))
+
+	handle("GET /{$}", anyone, s.contestPage)
+	handle("GET /manual", anyone, s.manualPage)
+	handle("GET /leaderboard", anyone, s.leaderboardPage)
+	handle("GET /leaderboard/events", anyone, s.leaderboardEvents)
+	handle("GET /leaderboard/history", anyone, s.leaderboardHistory)
+
+	handle("GET /signup", anyone, s.signupPage)
+	handle("POST /signup", anyone, s.signup)
+	handle("GET /login", anyone, s.loginPage)
+	handle("POST /login", anyone, s.login)
+	handle("POST /logout", anyone, s.logout)
+
+	handle("GET /team", member, s.teamPage)
+	handle("POST /team", member, s.createTeam)
+	handle("POST /team/join", member, s.joinTeam)
+	handle("POST /team/target", inTeam, s.setTarget)
+
+	handle("POST /jobs", inTeam, s.enqueue)
+	handle("GET /jobs", inTeam, s.jobsPage)
+	handle("GET /jobs/{id}", inTeam, s.jobPage)
+	handle("GET /jobs/{id}/events", inTeam, s.jobEvents)
+
+	handle("GET /admin", admin, s.adminPage)
+	handle("POST /admin/contest", admin, s.setContest)
+	handle("GET /admin/jobs", admin, s.adminJobsPage)
+	handle("GET /admin/jobs/{id}", admin, s.adminJobPage)
+	handle("POST /admin/jobs/{id}/rerun", admin, s.rerun)
+	handle("POST /admin/jobs/{id}/cancel", admin, s.cancel)
+
+	mux.Handle("/", s.guard(anyone, func(w http.ResponseWriter, r *http.Request, v viewer) {
+		s.fail(w, r, v, portal.Errorf(portal.CodeNotFound, "no such page"))
+	}))
+	// Browsers say where a request comes from (Sec-Fetch-Site, Origin):
+	// a form posted from another site is refused before any handler runs.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "cross-origin request refused", http.StatusForbidden)
+	}))
+	return headers(cop.Handler(mux))
+}
+
+// headers adds the headers every answer carries: no framing, no sniffing,
+// scripts and styles from the portal only.
+func headers(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func staticFiles(root fs.FS) http.Handler {
+	fsrv := http.FileServerFS(root)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		fsrv.ServeHTTP(w, r)
+	})
+}
+
+// viewer is who sent a request: Account.ID 0 for nobody signed in.
+type viewer struct {
+	portal.Account
+	token string // the session's token, to end it
+}
+
+func (v viewer) signedIn() bool { return v.ID != 0 }
+
+// guard runs h for the people w names; the others get the same answer
+// whatever they ask: a sign-in page for nobody, 403 for the rest.
+func (s *Server) guard(w who, h func(http.ResponseWriter, *http.Request, viewer)) http.Handler {
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		v, err := s.viewer(r)
+		if err != nil {
+			s.fail(rw, r, v, err)
+			return
+		}
+		switch {
+		case w == anyone:
+		case !v.signedIn():
+			if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events") {
+				http.Redirect(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+			} else {
+				s.fail(rw, r, v, portal.Errorf(portal.CodeDenied, "sign in first"))
+			}
+			return
+		case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
+			s.fail(rw, r, v, portal.Errorf(portal.CodeDenied, "this page is not for you"))
+			return
+		}
+		h(rw, r, v)
+	})
+}
+
+// status maps an error's class to an HTTP status.
+func status(err error) int {
+	switch portal.ErrorCode(err) {
+	case portal.CodeInvalid:
+		return http.StatusBadRequest
+	case portal.CodeNotFound:
+		return http.StatusNotFound
+	case portal.CodeConflict:
+		return http.StatusConflict
+	case portal.CodeDenied:
+		return http.StatusForbidden
+	case portal.CodeUnsupported:
+		return http.StatusNotImplemented
+	case codeTooMany:
+		return http.StatusTooManyRequests
+	}
+	return http.StatusInternalServerError
+}
+
+// fail answers with err's status and an error page; the portal's own errors
+// are logged and shown without their detail.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
+	code := status(err)
+	msg := err.Error()
+	if code == http.StatusInternalServerError {
+		s.cfg.Logger.Error("portal error", "method", r.Method, "path", r.URL.Path, "err", err)
+		msg = "the portal had an error; the staff can see it in its log"
+	}
+	var re *retryError
+	if errors.As(err, &re) {
+		w.Header().Set("Retry-After", strconv.Itoa(int(re.after.Round(time.Second)/time.Second)+1))
+	}
+	s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
+}
+
+// render writes a page.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page string, v viewer, data map[string]any) {
+	t, ok := s.pages[page]
+	if !ok {
+		panic("web: no page " + page)
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["Viewer"] = v
+	data["Path"] = r.URL.Path
+	var b strings.Builder
+	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
+		s.cfg.Logger.Error("rendering a page", "page", page, "err", err)
+		http.Error(w, "the portal could not render this page", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_, _ = w.Write([]byte(b.String()))
+}
+
+// seeOther ends a form post: the browser goes to the page.
+func seeOther(w http.ResponseWriter, r *http.Request, to string) {
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// pathID reads the {id} of a route.
+func pathID(r *http.Request) (int64, error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, portal.Errorf(portal.CodeNotFound, "no such job")
+	}
+	return id, nil
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	funcs := template.FuncMap{
+		"when": func(t time.Time) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05 UTC")
+		},
+		"score": func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+		"add":   func(a, b int) int { return a + b },
+	}
+	entries, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	pages := map[string]*template.Template{}
+	for _, e := range entries {
+		name := strings.TrimSuffix(strings.TrimPrefix(e, "templates/"), ".html")
+		if name == "layout" || name == "partials" {
+			continue
+		}
+		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/partials.html", e)
+		if err != nil {
+			return nil, fmt.Errorf("web: page %s: %w", name, err)
+		}
+		pages[name] = t
+	}
+	return pages, nil
+}

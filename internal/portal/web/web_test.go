@@ -1,0 +1,405 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/queue"
+	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/web"
+	"github.com/tunecon/tunecon/problems"
+	"github.com/tunecon/tunecon/problems/example"
+)
+
+// Marks the test data carries: the staff log's, and markup in what teams
+// and the engine write.
+const (
+	staffSecret = "STAFF-ONLY-7f3a"
+	evilName    = `<script>alert("team")</script>`
+	evilMessage = `<img src=x onerror=alert(1)> bad answer`
+	targetA     = "http://10.9.8.7:8080/"
+	targetB     = "http://10.9.8.8:8080/"
+)
+
+// clock is a settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// site is a portal on a fresh database: an admin, team A (one member, a
+// target, a passed job with a staff log and an errored job) and team B
+// (one member, no job), over HTTP.
+type site struct {
+	t       *testing.T
+	store   *store.Store
+	server  *web.Server
+	url     string
+	clock   *clock
+	jobA    portal.Job // finished, passed
+	jobAErr portal.Job // errored
+	teamB   portal.Team
+	users   map[string]*http.Client // "anon", "a", "b", "admin"
+}
+
+var passwords = portal.Passwords{Cost: bcrypt.MinCost}
+
+func newSite(t *testing.T) *site {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if _, err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetContest(ctx, portal.Contest{Problem: example.Name}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.New(s, queue.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+	clk := &clock{now: time.Now()}
+	srv, err := web.New(web.Config{Store: s, Jobs: q, Lookup: problems.Lookup, Problems: problems.Names(),
+		Now: clk.Now, Passwords: passwords})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	st := &site{t: t, store: s, server: srv, url: hs.URL, clock: clk, users: map[string]*http.Client{}}
+
+	account := func(login string, role portal.Role) portal.Account {
+		h, err := passwords.Hash(login + "-password")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := s.CreateAccount(ctx, login, h, role)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	account("root", portal.RoleAdmin)
+	a := account("alice", portal.RoleContestant)
+	b := account("bob", portal.RoleContestant)
+	teamA, err := s.CreateTeamFor(ctx, a.ID, evilName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.teamB, err = s.CreateTeamFor(ctx, b.ID, "bees"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTarget(ctx, teamA.ID, targetA); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTarget(ctx, st.teamB.ID, targetB); err != nil {
+		t.Fatal(err)
+	}
+	res, _ := json.Marshal(&engine.Result{Problem: example.Name, Passed: true, Score: 4321, Messages: []string{evilMessage}})
+	st.jobA = st.endedJob(teamA.ID, 9001, portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictPassed, Score: 4321,
+		Result: res, StaffLog: staffSecret, Messages: []string{evilMessage}})
+	st.jobAErr = st.endedJob(teamA.ID, 9002, portal.Ending{State: portal.JobErrored, ErrorCode: portal.ReasonInternal,
+		Error: staffSecret, StaffLog: staffSecret, Messages: []string{"the benchmarker failed"}})
+
+	st.users["anon"] = st.client()
+	for login, who := range map[string]string{"alice": "a", "bob": "b", "root": "admin"} {
+		c := st.client()
+		resp := st.post(c, "/login", url.Values{"login": {login}, "password": {login + "-password"}}, nil)
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("signing in %s: %d", login, resp.StatusCode)
+		}
+		st.users[who] = c
+	}
+	return st
+}
+
+// endedJob adds a job that ran on a worker and ended.
+func (st *site) endedJob(teamID, riverID int64, e portal.Ending) portal.Job {
+	st.t.Helper()
+	ctx := context.Background()
+	var j portal.Job
+	err := st.store.InTx(ctx, func(tx *store.Tx) error {
+		var err error
+		j, err = tx.InsertJob(ctx, store.NewJob{TeamID: teamID, Problem: example.Name, Target: targetA, MaxAttempts: 2,
+			Deadline: time.Minute, RiverJobID: riverID})
+		if err != nil {
+			return err
+		}
+		if _, err := tx.BeginAttempt(ctx, j.ID, "w1"); err != nil {
+			return err
+		}
+		_, err = tx.EndJob(ctx, j.ID, 1, e)
+		return err
+	})
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	j, err = st.store.Job(ctx, j.ID)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	return j
+}
+
+// client is a browser that keeps cookies and does not follow redirects.
+func (st *site) client() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Jar: jar, Timeout: 10 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+func (st *site) do(c *http.Client, method, path string, form url.Values, header http.Header) (*http.Response, string) {
+	st.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(ctx, method, st.url+path, body)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp, "" // a stream: its status is what is asked
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		st.t.Fatal(err)
+	}
+	return resp, string(b)
+}
+
+func (st *site) post(c *http.Client, path string, form url.Values, header http.Header) *http.Response {
+	st.t.Helper()
+	resp, _ := st.do(c, http.MethodPost, path, form, header)
+	return resp
+}
+
+// want is a route's expected status for anon, a (team A), b (team B) and
+// admin.
+type want struct{ anon, a, b, admin int }
+
+const (
+	ok       = http.StatusOK
+	see      = http.StatusSeeOther
+	bad      = http.StatusBadRequest
+	denied   = http.StatusForbidden
+	notFound = http.StatusNotFound
+	conflict = http.StatusConflict
+)
+
+// TestAccessMatrix asks every route as nobody, a member of team A, a member
+// of team B and an admin, and expects each one's status. Pages are asked on
+// one site; each form post on a fresh one (posts change what later asks
+// would see). No contestant's answer may hold a staff log, or another
+// team's target.
+func TestAccessMatrix(t *testing.T) {
+	st := newSite(t)
+	jobA, jobAErr := strconv.FormatInt(st.jobA.ID, 10), strconv.FormatInt(st.jobAErr.ID, 10)
+	gets := []struct {
+		path string
+		want want
+	}{
+		{"/", want{ok, ok, ok, ok}},
+		{"/manual", want{ok, ok, ok, ok}},
+		{"/leaderboard", want{ok, ok, ok, ok}},
+		{"/leaderboard/history", want{ok, ok, ok, ok}},
+		{"/leaderboard/events", want{ok, ok, ok, ok}},
+		{"/static/portal.css", want{ok, ok, ok, ok}},
+		{"/signup", want{ok, see, see, see}},
+		{"/login", want{ok, see, see, see}},
+		{"/team", want{see, ok, ok, see}},
+		{"/jobs", want{see, ok, ok, denied}},
+		{"/jobs/" + jobA, want{see, ok, notFound, denied}},
+		{"/jobs/" + jobAErr, want{see, ok, notFound, denied}},
+		{"/jobs/999999", want{see, notFound, notFound, denied}},
+		{"/jobs/" + jobA + "/events", want{denied, ok, notFound, denied}},
+		{"/admin", want{see, denied, denied, ok}},
+		{"/admin/jobs", want{see, denied, denied, ok}},
+		{"/admin/jobs/" + jobA, want{see, denied, denied, ok}},
+		{"/nowhere", want{notFound, notFound, notFound, notFound}},
+	}
+	for _, g := range gets {
+		for _, who := range []string{"anon", "a", "b", "admin"} {
+			resp, body := st.do(st.users[who], http.MethodGet, g.path, nil, nil)
+			if w := g.want.of(who); resp.StatusCode != w {
+				t.Errorf("GET %s as %s: %d, want %d", g.path, who, resp.StatusCode, w)
+			}
+			if who != "admin" && strings.Contains(body, staffSecret) {
+				t.Errorf("GET %s as %s shows the staff log", g.path, who)
+			}
+			if (who == "b" || who == "anon") && strings.Contains(body, targetA) {
+				t.Errorf("GET %s as %s shows team A's target", g.path, who)
+			}
+			if (who == "a" || who == "anon") && strings.Contains(body, targetB) {
+				t.Errorf("GET %s as %s shows team B's target", g.path, who)
+			}
+			if strings.Contains(body, evilName) || strings.Contains(body, `<img src=x`) {
+				t.Errorf("GET %s as %s shows a team's markup as markup", g.path, who)
+			}
+		}
+	}
+	if _, body := st.do(st.users["admin"], http.MethodGet, "/admin/jobs/"+jobA, nil, nil); !strings.Contains(body, staffSecret) {
+		t.Error("the admin's job page has no staff log")
+	}
+
+	posts := []struct {
+		path string
+		form url.Values
+		want want
+	}{
+		{"/signup", url.Values{"login": {"carol"}, "password": {"carol-password"}}, want{see, see, see, see}},
+		{"/login", url.Values{"login": {"alice"}, "password": {"alice-password"}}, want{see, see, see, see}},
+		{"/logout", url.Values{}, want{see, see, see, see}},
+		{"/team", url.Values{"name": {"new team"}}, want{denied, conflict, conflict, bad}},
+		{"/team/join", url.Values{"invite": {"{B}"}}, want{denied, conflict, conflict, bad}},
+		{"/team/target", url.Values{"target": {"http://192.0.2.1/"}}, want{denied, see, see, denied}},
+		{"/jobs", url.Values{}, want{denied, see, see, denied}},
+		{"/admin/contest", url.Values{"problem": {example.Name}}, want{denied, denied, denied, see}},
+		{"/admin/jobs/" + jobAErr + "/rerun", url.Values{}, want{denied, denied, denied, see}},
+		{"/admin/jobs/" + jobA + "/cancel", url.Values{}, want{denied, denied, denied, conflict}},
+	}
+	for _, p := range posts {
+		for _, who := range []string{"anon", "a", "b", "admin"} {
+			fresh := newSite(t)
+			form := url.Values{}
+			for k, v := range p.form {
+				form[k] = []string{strings.ReplaceAll(v[0], "{B}", fresh.teamB.InviteCode)}
+			}
+			resp := fresh.post(fresh.users[who], p.path, form, nil)
+			if w := p.want.of(who); resp.StatusCode != w {
+				t.Errorf("POST %s as %s: %d, want %d", p.path, who, resp.StatusCode, w)
+			}
+		}
+	}
+}
+
+func (w want) of(who string) int {
+	switch who {
+	case "anon":
+		return w.anon
+	case "a":
+		return w.a
+	case "b":
+		return w.b
+	}
+	return w.admin
+}
+
+// TestCrossOriginPostsRefused: a form posted from another site, as a
+// browser says (Sec-Fetch-Site) or by its Origin, changes nothing.
+func TestCrossOriginPostsRefused(t *testing.T) {
+	st := newSite(t)
+	for _, h := range []http.Header{
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Origin": {"http://evil.example"}},
+	} {
+		resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://198.51.100.9/"}}, h)
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("a cross-origin post (%v): %d, want 403", h, resp.StatusCode)
+		}
+	}
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://198.51.100.9/"}},
+		http.Header{"Sec-Fetch-Site": {"same-origin"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a same-origin post: %d", resp.StatusCode)
+	}
+	team, err := st.store.Team(context.Background(), st.jobA.TeamID)
+	if err != nil || team.Target != "http://198.51.100.9/" {
+		t.Errorf("team A's target %q, %v: only the same-origin post changes it", team.Target, err)
+	}
+}
+
+// TestSignInLimits: after MaxLoginFailures wrong passwords for a login even
+// the right one is refused with 429 and Retry-After, until the window has
+// passed; a wrong password and an unknown login get the same answer.
+func TestSignInLimits(t *testing.T) {
+	st := newSite(t)
+	c := st.client()
+	_, unknown := st.do(c, http.MethodPost, "/login", url.Values{"login": {"nobody"}, "password": {"whatever-1"}}, nil)
+	for i := range web.MaxLoginFailures {
+		resp, body := st.do(c, http.MethodPost, "/login", url.Values{"login": {"alice"}, "password": {"wrong-password"}}, nil)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d", i+1, resp.StatusCode)
+		}
+		if i == 0 && strings.ReplaceAll(body, "alice", "nobody") != unknown {
+			t.Error("a wrong password and an unknown login answer differently")
+		}
+	}
+	right := url.Values{"login": {"alice"}, "password": {"alice-password"}}
+	resp := st.post(c, "/login", right, nil)
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("after %d failures: %d, Retry-After %q", web.MaxLoginFailures, resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	// Another login from the same address is not held back by alice's.
+	if resp := st.post(st.client(), "/login", url.Values{"login": {"bob"}, "password": {"bob-password"}}, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("bob's sign-in: %d", resp.StatusCode)
+	}
+	st.clock.add(web.LoginWindow)
+	if resp := st.post(c, "/login", right, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("after the window: %d", resp.StatusCode)
+	}
+}
+
+// TestNextStaysOnSite: the page a sign-in returns to is a path of the
+// portal, never another site.
+func TestNextStaysOnSite(t *testing.T) {
+	st := newSite(t)
+	for next, want := range map[string]string{
+		"/jobs":                "/jobs",
+		"//evil.example/x":     "/",
+		"http://evil.example/": "/",
+		`/\evil.example`:       "/",
+	} {
+		resp := st.post(st.client(), "/login", url.Values{"login": {"alice"}, "password": {"alice-password"}, "next": {next}}, nil)
+		if got := resp.Header.Get("Location"); got != want {
+			t.Errorf("next %q: to %q, want %q", next, got, want)
+		}
+	}
+}
