@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,10 +16,19 @@ import (
 func main() {
 	cli.TuneRuntime()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := cli.Run(ctx, os.Args[1:], cli.Env{
-		Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
+	env := cli.Env{
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,
 		IsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
-	})
+	}
+	if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
+		env.ReadSecret = func(prompt string) (string, error) {
+			fmt.Fprint(os.Stderr, prompt)
+			b, err := term.ReadPassword(fd)
+			fmt.Fprintln(os.Stderr)
+			return string(b), err
+		}
+	}
+	code := cli.Run(ctx, os.Args[1:], env)
 	stop()
 	os.Exit(code)
 }

@@ -27,7 +27,12 @@ const (
 // Env is the process's outside world, injected so tests run the command in
 // process.
 type Env struct {
+	// Stdin is read by commands that take a secret (nil: empty).
+	Stdin          io.Reader
 	Stdout, Stderr io.Writer
+	// ReadSecret, when stdin is a terminal, prompts for a secret without
+	// echoing it; nil reads the first line of Stdin.
+	ReadSecret func(prompt string) (string, error)
 	Getenv         func(string) string
 	// IsTerminal reports whether Stderr is a terminal (live progress line).
 	IsTerminal bool
@@ -42,7 +47,10 @@ Usage:
   tunecon bench PROBLEM --target URL [flags] benchmark a running app
   tunecon serve PROBLEM [flags]            run a problem's reference app
   tunecon try PROBLEM [flags]              serve + bench + report + stop
+  tunecon portal [--db DSN] [flags]        serve a contest, with benchmark workers in process
   tunecon portal migrate --db DSN          create or upgrade a contest database
+  tunecon portal admin create --db DSN --login NAME
+                                           add an admin account (its password from stdin)
   tunecon worker --db DSN [flags]          run a contest's benchmark jobs until stopped
   tunecon version                          print the engine version
 

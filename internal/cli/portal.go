@@ -1,40 +1,244 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/queue"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/web"
+	"github.com/tunecon/tunecon/problems"
 )
 
-// portalUsage is `tunecon portal`'s help: what exists now and what is to
-// come, so that nobody looks for a flag that is not there yet.
+// portalUsage is `tunecon portal`'s help.
 const portalUsage = `Usage:
-  tunecon portal migrate --db DSN   create the contest database, or bring its schema up to date
+  tunecon portal [--db DSN] [--addr HOST:PORT] [--workers N] [--secure-cookies]
+      serve the contest: its pages, its queue, and N benchmark workers in
+      this process (0: only separate workers run benchmarks)
+  tunecon portal migrate --db DSN
+      create the contest database, or bring its schema up to date
+  tunecon portal admin create --db DSN --login NAME
+      add an admin account; its password is read from stdin (asked for
+      without echo on a terminal, the first line otherwise)
 
-DSN is sqlite:PATH (PostgreSQL comes in a later version). Run migrate before
-starting workers (tunecon worker --db DSN): they refuse a database that is not
-migrated. Still to come: tunecon portal --db DSN --addr HOST:PORT (serve the
-contest) and tunecon portal admin create (its first admin account).
+DSN is sqlite:PATH (PostgreSQL comes in a later version). The portal migrates
+its database when it starts; separate workers (tunecon worker --db DSN) need
+a migrated one. Sign in as an admin to choose the contest's problem and times.
 `
 
-// cmdPortal runs the portal's subcommands; only migrate exists yet.
+// Defaults of `tunecon portal`.
+const (
+	DefaultPortalDB   = "sqlite:tunecon-contest.db"
+	DefaultPortalAddr = "127.0.0.1:8000"
+	// PortalStopWait bounds a portal's stop: its pages' connections close at
+	// once, its in-process workers have WorkerStopWait.
+	PortalStopWait = 5 * time.Second
+)
+
+// cmdPortal serves the contest, or runs one of the portal's subcommands.
 func cmdPortal(ctx context.Context, args []string, env Env) (int, error) {
-	if len(args) == 0 {
-		fmt.Fprint(env.Stderr, portalUsage)
-		return ExitUsage, nil
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
+		return cmdPortalServe(ctx, args, env)
 	}
 	switch args[0] {
 	case "migrate":
 		return cmdPortalMigrate(ctx, args[1:], env)
+	case "admin":
+		if len(args) < 2 || args[1] != "create" {
+			return 0, badUsage("portal admin: the command is `tunecon portal admin create --db DSN --login NAME`")
+		}
+		return cmdAdminCreate(ctx, args[2:], env)
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, portalUsage)
 		return ExitPass, nil
 	}
-	return 0, badUsage("portal: unknown command %q (only migrate exists yet; serving the contest comes later)", args[0])
+	return 0, badUsage("portal: unknown command %q (serve with flags only, or: migrate, admin create)", args[0])
+}
+
+// serveFlags are `tunecon portal`'s flags besides --db.
+type serveFlags struct {
+	addr          string
+	workers       int
+	secureCookies bool
+}
+
+func (f *serveFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "addr", DefaultPortalAddr, "the address to serve the contest on")
+	fs.IntVar(&f.workers, "workers", 1, "benchmarks this process runs at once (0: none; separate workers run them)")
+	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark the session cookie Secure (the portal is behind HTTPS)")
+}
+
+func (f *serveFlags) check() error {
+	if f.workers < 0 || f.workers > MaxWorkerConcurrency {
+		return badUsage("portal: --workers must be between 0 and %d, got %d", MaxWorkerConcurrency, f.workers)
+	}
+	return nil
+}
+
+// cmdPortalServe serves the contest until interrupted: it migrates the
+// database, starts the queue (with in-process workers unless --workers 0)
+// and the pages, and prints the address it serves on.
+func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
+	db := dbFlag{cmd: "portal", dsn: DefaultPortalDB}
+	var sf serveFlags
+	if err := parseFlags("portal", args, env, &db, &sf); err != nil {
+		return 0, err
+	}
+	s, err := store.Open(ctx, db.dsn, store.Options{})
+	if err != nil {
+		return 0, refused(err)
+	}
+	defer s.Close()
+	if _, err := s.Migrate(ctx); err != nil {
+		return 0, err
+	}
+	stderr := &syncWriter{w: env.Stderr}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	riverLog := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("from", "river")
+	cfg := queue.Config{Logger: log, RiverLogger: riverLog}
+	if sf.workers > 0 {
+		cfg.Worker, cfg.Problems, cfg.Concurrency = "portal-"+defaultWorkerName(), problems.Names(), sf.workers
+	}
+	q, err := queue.New(s, cfg)
+	if err != nil {
+		return 0, refused(err)
+	}
+	srv, err := web.New(web.Config{Store: s, Jobs: q, Lookup: problems.Lookup, Problems: problems.Names(),
+		Now: env.Now, SecureCookies: sf.secureCookies, Logger: log})
+	if err != nil {
+		return 0, err
+	}
+	ln, err := net.Listen("tcp", sf.addr)
+	if err != nil {
+		return 0, badUsage("portal: %v", err)
+	}
+	if err := q.Start(ctx); err != nil {
+		ln.Close()
+		if ctx.Err() != nil {
+			return ExitPass, nil
+		}
+		return 0, err
+	}
+	// The pages' event streams end with base: Shutdown waits for idle
+	// connections, and a stream is never idle.
+	base, endStreams := context.WithCancel(context.WithoutCancel(ctx))
+	defer endStreams()
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		BaseContext: func(net.Listener) context.Context { return base }}
+	go srv.Run(base)
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	log.Info("portal started", "url", "http://"+ln.Addr().String()+"/", "db", db.dsn, "workers", sf.workers)
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		return 0, fmt.Errorf("portal: serving: %w", err)
+	}
+	log.Info("portal stopping")
+	endStreams()
+	stop, cancel := context.WithTimeout(context.WithoutCancel(ctx), PortalStopWait)
+	defer cancel()
+	if err := hs.Shutdown(stop); err != nil {
+		log.Warn("portal: closing connections", "err", err)
+	}
+	qstop, qcancel := context.WithTimeout(context.WithoutCancel(ctx), WorkerStopWait)
+	defer qcancel()
+	if err := q.Stop(qstop); err != nil {
+		return 0, fmt.Errorf("portal: stopping the queue: %w", err)
+	}
+	log.Info("portal stopped")
+	return ExitPass, nil
+}
+
+// adminFlags is `portal admin create`'s --login.
+type adminFlags struct{ login string }
+
+func (f *adminFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.login, "login", "", "the admin's login (required)")
+}
+
+func (f *adminFlags) check() error {
+	if f.login == "" {
+		return badUsage("portal admin create: --login NAME is required")
+	}
+	return nil
+}
+
+// cmdAdminCreate adds an admin account. The password never comes from the
+// command line (other users see it there) and has no default.
+func cmdAdminCreate(ctx context.Context, args []string, env Env) (int, error) {
+	db := dbFlag{cmd: "portal admin create"}
+	var af adminFlags
+	if err := parseFlags("portal admin create", args, env, &db, &af); err != nil {
+		return 0, err
+	}
+	login, err := portal.CheckLogin(af.login)
+	if err != nil {
+		return 0, badUsage("portal admin create: %v", err)
+	}
+	password, err := readPassword(env)
+	if err != nil {
+		return 0, err
+	}
+	var passwords portal.Passwords
+	hash, err := passwords.Hash(password)
+	if err != nil {
+		return 0, badUsage("portal admin create: %v", err)
+	}
+	s, err := store.Open(ctx, db.dsn, store.Options{})
+	if err != nil {
+		return 0, refused(err)
+	}
+	defer s.Close()
+	if _, err := s.Migrate(ctx); err != nil {
+		return 0, err
+	}
+	if _, err := s.CreateAccount(ctx, login, hash, portal.RoleAdmin); err != nil {
+		if portal.ErrorCode(err) == portal.CodeConflict {
+			return 0, badUsage("portal admin create: %v", err)
+		}
+		return 0, err
+	}
+	fmt.Fprintf(env.Stdout, "%s: admin %s created\n", db.dsn, login)
+	return ExitPass, nil
+}
+
+// readPassword asks for a password twice on a terminal, or reads stdin's
+// first line.
+func readPassword(env Env) (string, error) {
+	if env.ReadSecret != nil {
+		p, err := env.ReadSecret("Password: ")
+		if err != nil {
+			return "", err
+		}
+		again, err := env.ReadSecret("Again: ")
+		if err != nil {
+			return "", err
+		}
+		if p != again {
+			return "", badUsage("portal admin create: the two passwords differ")
+		}
+		return p, nil
+	}
+	if env.Stdin == nil {
+		return "", badUsage("portal admin create: give the password on stdin")
+	}
+	line, err := bufio.NewReader(env.Stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", err
+	}
+	return strings.TrimRight(line, "\r\n"), nil
 }
 
 // cmdPortalMigrate creates or upgrades the contest database: the portal's
@@ -74,7 +278,11 @@ type dbFlag struct {
 }
 
 func (d *dbFlag) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.dsn, "db", "", "the contest database, sqlite:PATH (required)")
+	def, usage := d.dsn, "the contest database, sqlite:PATH (required)"
+	if def != "" {
+		usage = "the contest database, sqlite:PATH"
+	}
+	fs.StringVar(&d.dsn, "db", def, usage)
 }
 
 func (d *dbFlag) check() error {

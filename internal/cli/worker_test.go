@@ -36,6 +36,11 @@ func TestPortalAndWorkerBadUsage(t *testing.T) {
 		{"worker", "--db", dsn, "--concurrency", "0"},
 		{"worker", "--db", dsn, "--concurrency", "1000"},
 		{"worker", "--db", "mysql://u@localhost/contest"},
+		{"portal", "--db", dsn, "--workers", "-1"},
+		{"portal", "--db", dsn, "--addr", "127.0.0.1:99999"},
+		{"portal", "admin"},
+		{"portal", "admin", "create", "--db", dsn},
+		{"portal", "admin", "create", "--db", dsn, "--login", "x"},
 	} {
 		code, _, stderr := run(t, args...)
 		if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tunecon: ") || strings.Count(stderr, "\n") != 1 {
@@ -52,12 +57,12 @@ func TestPortalAndWorkerBadUsage(t *testing.T) {
 	if code != cli.ExitUsage || !strings.Contains(stderr, "one of: ") || !strings.Contains(stderr, example.Name) {
 		t.Errorf("an unknown problem: exit %d, %q; want the list of problems", code, stderr)
 	}
-	// `tunecon portal` alone says what exists and what is to come.
-	code, _, stderr = run(t, "portal")
-	if code != cli.ExitUsage || !strings.Contains(stderr, "tunecon portal migrate --db DSN") || !strings.Contains(stderr, "Still to come") {
-		t.Errorf("portal alone: exit %d, %q", code, stderr)
+	// `tunecon portal --help` names its commands.
+	code, out, _ := run(t, "portal", "--help")
+	if code != 0 || !strings.Contains(out, "tunecon portal migrate --db DSN") || !strings.Contains(out, "tunecon portal admin create") {
+		t.Errorf("portal --help: exit %d, %q", code, out)
 	}
-	if code, out, _ := run(t, "help"); code != 0 || !strings.Contains(out, "tunecon worker --db DSN") || !strings.Contains(out, "tunecon portal migrate") {
+	if code, out, _ = run(t, "help"); code != 0 || !strings.Contains(out, "tunecon worker --db DSN") || !strings.Contains(out, "tunecon portal migrate") {
 		t.Errorf("help: exit %d, %q", code, out)
 	}
 }
