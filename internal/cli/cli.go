@@ -33,7 +33,7 @@ type Env struct {
 	// ReadSecret, when stdin is a terminal, prompts for a secret without
 	// echoing it; nil reads the first line of Stdin.
 	ReadSecret func(prompt string) (string, error)
-	Getenv         func(string) string
+	Getenv     func(string) string
 	// IsTerminal reports whether Stderr is a terminal (live progress line).
 	IsTerminal bool
 	// Now is the clock; nil means time.Now.
