@@ -21,15 +21,13 @@ import (
 	"github.com/tunecon/tunecon/problems/example"
 )
 
-// TestContestFlow is a contest on the example problem, as its people go
-// through it over HTTP: two sign up and make a team, a third is refused by
-// the team's size, the team registers its target (the example app) and
-// enqueues a benchmark; a teammate watches its live progress to the end,
-// and the leaderboard and its chart's data show the score. The benchmark
-// runs for real, on an in-process worker.
-func TestContestFlow(t *testing.T) {
+// contestSite is a portal on the example problem with an in-process
+// worker and its live pages fed; it returns the example app's URL as the
+// target to register.
+func contestSite(t *testing.T) (*site, string) {
+	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
+	t.Cleanup(stop)
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
 	open := func() *store.Store {
 		s, err := store.Open(ctx, dsn, store.Options{})
@@ -77,8 +75,20 @@ func TestContestFlow(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	st := &site{t: t, store: s, server: srv, url: hs.URL}
-	target := apptest.ServeInProcess(t, example.Problem)
+	return st, apptest.ServeInProcess(t, example.Problem)
 
+}
+
+// TestContestFlow is a contest on the example problem, as its people go
+// through it over HTTP: two sign up and make a team, a third is refused by
+// the team's size, the team registers its target (the example app) and
+// enqueues a benchmark; a teammate watches its live progress to the end,
+// and the leaderboard and its chart's data show the score. The benchmark
+// runs for real, on an in-process worker.
+func TestContestFlow(t *testing.T) {
+	ctx := context.Background()
+	st, target := contestSite(t)
+	s := st.store
 	signup := func(login string) *http.Client {
 		c := st.client()
 		if resp := st.post(c, "/signup", url.Values{"login": {login}, "password": {login + "-password"}}, nil); resp.StatusCode != http.StatusSeeOther {
@@ -123,7 +133,7 @@ func TestContestFlow(t *testing.T) {
 	}
 
 	// Bob watches the job: progress events, then done.
-	events := watch(t, bob, hs.URL+jobPath+"/events", 60*time.Second)
+	events := watch(t, bob, st.url+jobPath+"/events", 60*time.Second)
 	var sawRunning bool
 	var done map[string]any
 	for _, e := range events {

@@ -20,7 +20,7 @@ function watchJob(el) {
 
 // The leaderboard: rebuild its rows from "board" events. Team names go in
 // as text, never as markup.
-function watchBoard(table) {
+function watchBoard(table, changed) {
   const es = new EventSource(table.dataset.live);
   const own = document.body.dataset.team;
   es.addEventListener("board", (e) => {
@@ -40,13 +40,56 @@ function watchBoard(table) {
       fresh.appendChild(tr);
     }
     table.replaceChild(fresh, tbody);
+    changed();
   });
 }
 
+// The score chart: each team's passed scores as a step line over time,
+// drawn by uPlot from /leaderboard/history.
+const palette = ["#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#be185d", "#4d7c0f", "#475569", "#0f172a"];
+let chart = null;
+
+async function drawChart(el) {
+  if (!window.uPlot) return;
+  const res = await fetch(el.dataset.history, { credentials: "same-origin" });
+  if (!res.ok) return;
+  const { series } = await res.json();
+  const times = [...new Set((series || []).flatMap((s) => s.points.map((p) => p[0])))].sort((a, b) => a - b);
+  // Each line goes on to now at its team's latest score.
+  const now = Math.floor(Date.now() / 1000);
+  if (times.length && now > times[times.length - 1]) times.push(now);
+  const data = [times];
+  const opts = {
+    width: Math.max(280, el.clientWidth), height: 260,
+    // From a little before the first score to now: one score alone would
+    // otherwise stretch the axis over years.
+    scales: { x: { time: true, range: () => [times[0] - 300, times[times.length - 1] + 60] } },
+    series: [{}],
+    legend: { live: false },
+  };
+  (series || []).forEach((s, i) => {
+    // The team's score at each time: its latest passed score so far.
+    const ys = [];
+    let j = 0, last = null;
+    for (const t of times) {
+      while (j < s.points.length && s.points[j][0] <= t) last = s.points[j++][1];
+      ys.push(last);
+    }
+    data.push(ys);
+    opts.series.push({ label: s.team, stroke: palette[i % palette.length], width: s.own ? 4 : 1.5,
+      paths: uPlot.paths.stepped({ align: 1 }), spanGaps: false });
+  });
+  if (chart) chart.destroy();
+  chart = times.length ? new uPlot(opts, data, el) : null;
+  el.dataset.points = String(times.length);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const chartEl = document.getElementById("chart");
+  if (chartEl) drawChart(chartEl);
   if (!window.EventSource) return;
   const job = document.querySelector("dl.progress[data-live]");
   if (job) watchJob(job);
   const board = document.querySelector("table.board[data-live]");
-  if (board) watchBoard(board);
+  if (board) watchBoard(board, () => { if (chartEl) drawChart(chartEl); });
 });
