@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf headroom stability scores new-problem lint deps deps-system
+.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ RUNS ?= 5
 
 stability: deps ## PROBLEM's reference and tuned apps RUNS times each (seeds 1..RUNS): scores, mean, stdev, CV
 	$(GO) run ./tools/stability -problem $(PROBLEM) -runs $(RUNS)
+
+portal-perf: deps ## the portal under 600 teams' browsers and 50 workers: p50/p99 of each page
+	$(GO) run ./tools/portalperf $(PORTAL_PERF_FLAGS)
 
 headroom: deps ## benchmark PROBLEM's reference and tuned apps side by side (spoiler)
 	$(GO) run ./tools/headroom -problem $(PROBLEM)

@@ -52,7 +52,9 @@ func shoot(name string) chromedp.Action[chromedp.Void] {
 type css = chromedp.CSS
 
 // text reads an element's text.
-func text(ctx context.Context, sel string) (string, error) { return chromedp.Run(ctx, chromedp.Text(css(sel))) }
+func text(ctx context.Context, sel string) (string, error) {
+	return chromedp.Run(ctx, chromedp.Text(css(sel)))
+}
 
 // until waits for a JavaScript condition.
 func until(cond string, limit time.Duration) chromedp.Action[chromedp.Void] {
@@ -106,7 +108,7 @@ func TestInABrowser(t *testing.T) {
 	must("alice registers the target and enqueues", chromedp.Do(alice,
 		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
 		chromedp.Click(css(`form[action="/team/target"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
+		chromedp.WaitVisible(css(`p.target code`)), // only on the page after the save
 		chromedp.Navigate(st.url+"/"),
 		chromedp.Click(css(`form[action="/jobs"] button`)),
 		chromedp.WaitVisible(css(`dl.progress`)),

@@ -26,17 +26,67 @@ type live struct {
 	every time.Duration
 	log   *slog.Logger
 
+	// row renders a leaderboard line (own: the viewer's team).
+	row func(s portal.Standing, own bool) (string, error)
+
 	mu        sync.Mutex
 	tick      chan struct{}
 	loaded    bool
 	jobs      map[int64]portal.Job // queued and running, by id
 	positions map[int64]int
-	board     []portal.Standing
 	boardKey  string
+	view      *boardView // what the leaderboard pages show, built once per change
+
+	// first serializes the builds of a view asked for before the loop's
+	// first read: hundreds of browsers at the start build it once.
+	first sync.Mutex
 }
 
-func newLive(s *store.Store, every time.Duration, log *slog.Logger) *live {
-	return &live{store: s, every: every, log: log, tick: make(chan struct{})}
+// boardView is the leaderboard in the forms its pages serve, made once each
+// time it changes rather than for each of hundreds of viewers.
+type boardView struct {
+	standings []portal.Standing
+	// rows are the table's lines as HTML, plain and as the viewer's own.
+	rows, ownRows []string
+	index         map[int64]int // team id -> line
+	event         []byte        // the "board" event's JSON
+	points        map[int64][][2]float64
+}
+
+func newLive(s *store.Store, every time.Duration, log *slog.Logger, row func(portal.Standing, bool) (string, error)) *live {
+	return &live{store: s, every: every, log: log, row: row, tick: make(chan struct{})}
+}
+
+// buildView reads the leaderboard and the score history and renders them.
+func (l *live) buildView(ctx context.Context) (*boardView, error) {
+	board, err := l.store.Leaderboard(ctx)
+	if err != nil {
+		return nil, err
+	}
+	history, err := l.store.ScoreHistory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := &boardView{standings: board, rows: make([]string, len(board)), ownRows: make([]string, len(board)),
+		index: make(map[int64]int, len(board)), points: map[int64][][2]float64{}}
+	rows := make([]boardRow, len(board))
+	for i, b := range board {
+		if v.rows[i], err = l.row(b, false); err != nil {
+			return nil, err
+		}
+		if v.ownRows[i], err = l.row(b, true); err != nil {
+			return nil, err
+		}
+		v.index[b.TeamID] = i
+		rows[i] = boardRow{Rank: b.Rank, TeamID: b.TeamID, Team: b.Team, Passed: b.Passed, Score: b.Score, Runs: b.Runs}
+	}
+	if v.event, err = json.Marshal(rows); err != nil {
+		return nil, err
+	}
+	for _, p := range history {
+		v.points[p.TeamID] = append(v.points[p.TeamID], [2]float64{float64(p.At.Unix()), p.Score})
+	}
+	return v, nil
 }
 
 func (l *live) run(ctx context.Context) {
@@ -68,10 +118,10 @@ func (l *live) refresh(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	board, boardKey := l.board, l.boardKey
+	view, boardKey := l.view, l.boardKey
 	l.mu.Unlock()
-	if key != boardKey || board == nil {
-		if board, err = l.store.Leaderboard(ctx); err != nil {
+	if key != boardKey || view == nil {
+		if view, err = l.buildView(ctx); err != nil {
 			return err
 		}
 	}
@@ -81,7 +131,7 @@ func (l *live) refresh(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.jobs, l.positions, l.board, l.boardKey, l.loaded = jobs, positions, board, key, true
+	l.jobs, l.positions, l.view, l.boardKey, l.loaded = jobs, positions, view, key, true
 	close(l.tick)
 	l.tick = make(chan struct{})
 	return nil
@@ -108,15 +158,32 @@ func (l *live) position(id int64) int {
 	return l.positions[id]
 }
 
-// leaderboard is the leaderboard as last read (read now before the first).
-func (l *live) leaderboard(ctx context.Context) ([]portal.Standing, error) {
+// board is the leaderboard as last read (read now before the first read).
+func (l *live) board(ctx context.Context) (*boardView, error) {
 	l.mu.Lock()
-	board, loaded := l.board, l.loaded
+	view := l.view
 	l.mu.Unlock()
-	if loaded {
-		return board, nil
+	if view != nil {
+		return view, nil
 	}
-	return l.store.Leaderboard(ctx)
+	l.first.Lock()
+	defer l.first.Unlock()
+	l.mu.Lock()
+	view = l.view
+	l.mu.Unlock()
+	if view != nil {
+		return view, nil
+	}
+	view, err := l.buildView(ctx)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.view == nil {
+		l.view = view // boardKey stays "": the loop reads it again
+	}
+	return view, nil
 }
 
 // stream is a server-sent event stream.
@@ -141,7 +208,12 @@ func (s *stream) send(event string, data any) error {
 	if err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, b); err != nil {
+	return s.sendJSON(event, b)
+}
+
+// sendJSON sends an event whose data is JSON already (one line).
+func (s *stream) sendJSON(event string, data []byte) error {
+	if _, err := fmt.Fprintf(s.w, "event: %s\ndata: %s\n\n", event, data); err != nil {
 		return err
 	}
 	return s.f.Flush()
@@ -229,14 +301,10 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 	for {
 		next := s.live.next()
 		s.live.mu.Lock()
-		board, key, loaded := s.live.board, s.live.boardKey, s.live.loaded
+		view, key, loaded := s.live.view, s.live.boardKey, s.live.loaded
 		s.live.mu.Unlock()
 		if loaded && key != lastKey {
-			rows := make([]boardRow, len(board))
-			for i, b := range board {
-				rows[i] = boardRow{Rank: b.Rank, TeamID: b.TeamID, Team: b.Team, Passed: b.Passed, Score: b.Score, Runs: b.Runs}
-			}
-			if st.send("board", rows) != nil {
+			if st.sendJSON("board", view.event) != nil {
 				return
 			}
 			lastKey = key
@@ -260,12 +328,7 @@ const ChartTeams = 10
 // leaderboardHistory is the chart's data: the passed scores over time of
 // the leading teams and the viewer's.
 func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v viewer) {
-	board, err := s.live.leaderboard(r.Context())
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	points, err := s.store.ScoreHistory(r.Context())
+	view, err := s.live.board(r.Context())
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
@@ -276,18 +339,14 @@ func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v vi
 		Own    bool         `json:"own"`
 		Points [][2]float64 `json:"points"` // [unix seconds, score]
 	}
-	var out []*series
-	byTeam := map[int64]*series{}
-	for i, b := range board {
+	out := []series{}
+	for i, b := range view.standings {
 		if (i < ChartTeams && b.Passed) || b.TeamID == v.TeamID && v.TeamID != 0 {
-			sr := &series{TeamID: b.TeamID, Team: b.Team, Own: b.TeamID == v.TeamID, Points: [][2]float64{}}
-			out = append(out, sr)
-			byTeam[b.TeamID] = sr
-		}
-	}
-	for _, p := range points {
-		if sr, ok := byTeam[p.TeamID]; ok {
-			sr.Points = append(sr.Points, [2]float64{float64(p.At.Unix()), p.Score})
+			points := view.points[b.TeamID]
+			if points == nil {
+				points = [][2]float64{}
+			}
+			out = append(out, series{TeamID: b.TeamID, Team: b.Team, Own: b.TeamID == v.TeamID, Points: points})
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")

@@ -99,13 +99,24 @@ func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
 }
 
+// leaderboardPage shows the table's lines as rendered once per change, the
+// viewer's own line marked.
 func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewer) {
-	board, err := s.live.leaderboard(r.Context())
+	view, err := s.live.board(r.Context())
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
-	s.render(w, r, http.StatusOK, "leaderboard", v, map[string]any{"Board": board})
+	var b strings.Builder
+	own, isOwn := view.index[v.TeamID]
+	for i, row := range view.rows {
+		if isOwn && i == own && v.TeamID != 0 {
+			row = view.ownRows[i]
+		}
+		b.WriteString(row)
+	}
+	s.render(w, r, http.StatusOK, "leaderboard", v, map[string]any{
+		"Rows": template.HTML(b.String()), "Teams": len(view.rows)}) //nolint:gosec // rendered by the boardrow template
 }
 
 func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {

@@ -106,7 +106,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, pages: pages, limiter: newLimiter(cfg.Now),
 		dummy: cfg.Passwords.DummyHash()}
-	s.live = newLive(cfg.Store, cfg.PollEvery, cfg.Logger)
+	s.live = newLive(cfg.Store, cfg.PollEvery, cfg.Logger, s.boardRow)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -288,6 +288,13 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page s
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(b.String()))
+}
+
+// boardRow renders one leaderboard line with the partials' "boardrow".
+func (s *Server) boardRow(st portal.Standing, own bool) (string, error) {
+	var b strings.Builder
+	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", map[string]any{"S": st, "Own": own})
+	return b.String(), err
 }
 
 // seeOther ends a form post: the browser goes to the page.
