@@ -24,6 +24,7 @@ func main() { os.Exit(run()) }
 
 func run() int {
 	cfg := loadtest.Config{Problem: example.Name, JobLength: 20 * time.Second}
+	flag.DurationVar(&cfg.Arrival, "arrival", 5*time.Second, "the browsers' first visits are spread over this")
 	flag.IntVar(&cfg.Teams, "teams", 600, "teams, one browser each")
 	flag.IntVar(&cfg.Workers, "workers", 50, "workers reporting progress")
 	flag.IntVar(&cfg.History, "history", 20, "finished jobs per team at the start")

@@ -31,8 +31,10 @@ type Config struct {
 	History int
 	// JobLength is how long a worker's job runs before it finishes.
 	JobLength time.Duration
-	Problem   string
-	Seed      uint64
+	// Arrival spreads the browsers' first visits (Scenario.Arrival).
+	Arrival time.Duration
+	Problem string
+	Seed    uint64
 	// Wrap, when set, wraps the portal's handler: tests put faults in it
 	// to see the scenario's checks fail.
 	Wrap func(http.Handler) http.Handler
@@ -220,6 +222,11 @@ const (
 type Scenario struct {
 	Teams              []Team
 	ThinkMin, ThinkMax time.Duration
+	// Arrival spreads the browsers' first visits over its length: people
+	// open the portal over some seconds, never hundreds in one instant.
+	Arrival time.Duration
+
+	arrived sync.Map // user ids that have made their first visit
 }
 
 var _ engine.Scenario = (*Scenario)(nil)
@@ -259,6 +266,11 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 
 // User is one visit of a team member.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
+	if _, seen := s.arrived.LoadOrStore(u.ID, true); !seen && s.Arrival > 0 {
+		if !u.Think(ctx, 0, s.Arrival) {
+			return nil
+		}
+	}
 	t := s.Teams[u.ID%len(s.Teams)]
 	cookie := http.Header{"Cookie": {web.SessionCookie + "=" + t.Token}}
 	get := func(endpoint, path string, check engine.Check) error {

@@ -15,7 +15,8 @@ import (
 )
 
 func small() loadtest.Config {
-	return loadtest.Config{Teams: 30, Workers: 3, History: 3, JobLength: time.Second, Problem: example.Name, Seed: 7}
+	return loadtest.Config{Teams: 30, Workers: 3, History: 3, JobLength: time.Second, Arrival: 500 * time.Millisecond,
+		Problem: example.Name, Seed: 7}
 }
 
 func run(t *testing.T, cfg loadtest.Config) *loadtest.Report {

@@ -83,7 +83,7 @@ func Run(ctx context.Context, dir string, cfg Config, load time.Duration, opts .
 		workersDone <- err
 	}()
 	target := &url.URL{Scheme: "http", Host: ln.Addr().String(), Path: "/"}
-	sc := &Scenario{Teams: teams, ThinkMin: time.Second, ThinkMax: 2 * time.Second}
+	sc := &Scenario{Teams: teams, ThinkMin: time.Second, ThinkMax: 2 * time.Second, Arrival: cfg.Arrival}
 	rep.Result = engine.New(sc, target, append([]engine.Option{engine.WithLoadDuration(load), engine.WithSeed(cfg.Seed)}, opts...)...).Run(ctx)
 	stop()
 	if err := <-workersDone; err != nil {
