@@ -111,8 +111,28 @@ func New(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Run feeds the live pages until ctx ends.
-func (s *Server) Run(ctx context.Context) { s.live.run(ctx) }
+// SweepEvery is how often the portal deletes expired sessions.
+const SweepEvery = 10 * time.Minute
+
+// Run feeds the live pages, and deletes expired sessions now and then,
+// until ctx ends.
+func (s *Server) Run(ctx context.Context) {
+	go func() {
+		t := time.NewTicker(SweepEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if _, err := s.store.DeleteExpiredSessions(ctx); err != nil && ctx.Err() == nil {
+					s.cfg.Logger.Warn("deleting expired sessions", "err", err)
+				}
+			}
+		}
+	}()
+	s.live.run(ctx)
+}
 
 // ServeHTTP serves the portal.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/tunecon/tunecon/engine"
@@ -401,5 +402,49 @@ func TestNextStaysOnSite(t *testing.T) {
 		if got := resp.Header.Get("Location"); got != want {
 			t.Errorf("next %q: to %q, want %q", next, got, want)
 		}
+	}
+}
+
+// TestAdminSeesWorkersHealth: a worker whose recent jobs keep erroring
+// through the benchmarker is unhealthy on the admin page; one whose
+// heartbeat is old is gone.
+func TestAdminSeesWorkersHealth(t *testing.T) {
+	st := newSite(t)
+	ctx := context.Background()
+	for _, w := range []string{"w1", "w2"} {
+		if err := st.store.StartWorker(ctx, w, []string{example.Name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	health := func() map[string]string {
+		t.Helper()
+		_, body := st.do(st.users["admin"], http.MethodGet, "/admin", nil, nil)
+		doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		doc.Find("tr").Each(func(_ int, tr *goquery.Selection) {
+			cells := tr.Find("td")
+			if cells.Length() == 7 {
+				out[cells.Eq(0).Text()] = cells.Eq(6).Text()
+			}
+		})
+		return out
+	}
+	// w1 ran team A's two jobs: one passed, one errored internally.
+	if h := health(); h["w1"] != "ok" || h["w2"] != "ok" {
+		t.Errorf("health %v, want both ok", h)
+	}
+	teamB := st.teamB.ID
+	for i := range 2 {
+		st.endedJob(teamB, int64(9100+i), portal.Ending{State: portal.JobErrored, ErrorCode: portal.ReasonDeadline, Error: "hung"})
+	}
+	if h := health(); h["w1"] != "unhealthy" {
+		t.Errorf("health %v: w1 has 3 errored of its last 4 jobs", h)
+	}
+	st.clock.add(web.WorkerGone + time.Second)
+	if h := health(); h["w1"] != "gone" || h["w2"] != "gone" {
+		t.Errorf("health %v after %s without a heartbeat", h, web.WorkerGone)
 	}
 }
