@@ -18,9 +18,10 @@ build: deps ## build bin/tunecon
 	$(GO) build -o $(BIN)/tunecon ./cmd/tunecon
 
 # Packages of the real servers some tests use; as another user those tests skip.
-deps-system: ## as root: apt-get install MariaDB, nginx, Chromium and python3-venv if missing
+deps-system: ## as root: apt-get install MariaDB, PostgreSQL, nginx, Chromium and python3-venv if missing
 	@missing=""; \
 	{ command -v mariadbd || test -x /usr/sbin/mariadbd; } >/dev/null || missing="$$missing mariadb-server"; \
+	{ ls /usr/lib/postgresql/*/bin/postgres || command -v postgres; } >/dev/null 2>&1 || missing="$$missing postgresql"; \
 	{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null || missing="$$missing nginx"; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	python3 -c 'import venv, ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \

@@ -31,9 +31,12 @@ const portalUsage = `Usage:
       add an admin account; its password is read from stdin (asked for
       without echo on a terminal, the first line otherwise)
 
-DSN is sqlite:PATH (PostgreSQL comes in a later version). The portal migrates
-its database when it starts; separate workers (tunecon worker --db DSN) need
-a migrated one. Sign in as an admin to choose the contest's problem and times.
+DSN is sqlite:PATH (a file, created when missing) or postgres://USER@HOST/DB
+(also postgresql://; a database that exists, as createdb makes; a password
+is best in PGPASSWORD or ~/.pgpass, the commands showing the DSN). The portal
+migrates its database when it starts; separate workers (tunecon worker --db
+DSN) need a migrated one. Sign in as an admin to choose the contest's problem
+and times.
 `
 
 // Defaults of `tunecon portal`.
@@ -278,9 +281,9 @@ type dbFlag struct {
 }
 
 func (d *dbFlag) register(fs *flag.FlagSet) {
-	def, usage := d.dsn, "the contest database, sqlite:PATH (required)"
+	def, usage := d.dsn, "the contest database, sqlite:PATH or postgres://USER@HOST/DB (required)"
 	if def != "" {
-		usage = "the contest database, sqlite:PATH"
+		usage = "the contest database, sqlite:PATH or postgres://USER@HOST/DB"
 	}
 	fs.StringVar(&d.dsn, "db", def, usage)
 }

@@ -93,7 +93,9 @@ func cmdWorker(ctx context.Context, args []string, env Env) (int, error) {
 	}
 	migrate := fmt.Sprintf("tunecon portal migrate --db %s", db.dsn)
 	s, err := store.Open(ctx, db.dsn, store.Options{MustExist: true})
-	if portal.ErrorCode(err) == portal.CodeNotFound {
+	// Migrating creates a missing SQLite file; a missing PostgreSQL
+	// database is the server's to create, which the error says.
+	if portal.ErrorCode(err) == portal.CodeNotFound && strings.HasPrefix(db.dsn, "sqlite:") {
 		return 0, badUsage("worker: %v: run `%s` first (it creates the database)", err, migrate)
 	} else if err != nil {
 		return 0, refused(err)

@@ -28,7 +28,7 @@ func TestPortalAndWorkerBadUsage(t *testing.T) {
 		{"portal", "frobnicate"},
 		{"portal", "migrate"},
 		{"portal", "migrate", "--db", dsn, "extra"},
-		{"portal", "migrate", "--db", "postgres://u@localhost/contest"},
+		{"portal", "migrate", "--db", "postgres://u@localhost:notaport/contest"},
 		{"portal", "migrate", "--db", "contest.db"},
 		{"worker"},
 		{"worker", "--db", dsn, "extra"},

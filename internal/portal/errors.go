@@ -19,7 +19,7 @@ const (
 	CodeConflict Code = "conflict"
 	// CodeDenied: not allowed (a wrong password, another team's job).
 	CodeDenied Code = "denied"
-	// CodeUnsupported: something a later version will do (PostgreSQL).
+	// CodeUnsupported: something a later version will do.
 	CodeUnsupported Code = "unsupported"
 	// CodeInternal: the portal's own fault (a database error).
 	CodeInternal Code = "internal"

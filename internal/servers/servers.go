@@ -1,6 +1,7 @@
 // Package servers starts private instances of the real servers some tests
-// and tools use (MariaDB, nginx) on loopback, each in a directory of its own,
-// and stops them. Nothing here touches a system-wide instance.
+// and tools use (MariaDB, PostgreSQL, nginx) on loopback, each in a
+// directory of its own, and stops them. Nothing here touches a system-wide
+// instance.
 package servers
 
 import (
@@ -9,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -17,6 +19,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Missing is returned when a server is not installed; it names the Debian
@@ -63,7 +67,10 @@ type process struct {
 
 func start(cmd *exec.Cmd, log io.Writer) (*process, error) {
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
@@ -73,8 +80,12 @@ func start(cmd *exec.Cmd, log io.Writer) (*process, error) {
 }
 
 // stop sends SIGTERM, and SIGKILL after 20 s.
-func (p *process) stop() {
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+func (p *process) stop() { p.stopWith(-p.cmd.Process.Pid, syscall.SIGTERM) }
+
+// stopWith sends sig to pid (the process group when negative), and SIGKILL
+// to the group after 20 s.
+func (p *process) stopWith(pid int, sig syscall.Signal) {
+	_ = syscall.Kill(pid, sig)
 	select {
 	case <-p.exited:
 	case <-time.After(20 * time.Second):
@@ -182,6 +193,180 @@ func (m *MariaDB) CreateDatabase(ctx context.Context, name string) (string, erro
 
 // Stop stops the server.
 func (m *MariaDB) Stop() { m.proc.stop() }
+
+// Postgres is a private PostgreSQL server on 127.0.0.1 with a superuser
+// tunecon that connects without a password (trust, on loopback only).
+type Postgres struct {
+	Port int
+	proc *process
+}
+
+// StartPostgres initializes a data directory under dir and starts the
+// server, tuned for tests: no fsync, no synchronous commit, no full-page
+// writes (a crash may lose its data, which nobody keeps). As root it runs as
+// nobody, PostgreSQL refusing to run as root: dir becomes nobody's, and its
+// parents must let nobody through (a directory os.MkdirTemp makes in /tmp
+// does; one under t.TempDir does not).
+func StartPostgres(ctx context.Context, dir string, log io.Writer) (*Postgres, error) {
+	bin, err := postgresBin()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	cred, err := postgresCredential(dir)
+	if err != nil {
+		return nil, err
+	}
+	// as runs a program of PostgreSQL's as its user, in dir: the server
+	// and initdb look at their working directory.
+	as := func(cmd *exec.Cmd) *exec.Cmd {
+		cmd.Dir = dir
+		if cred != nil {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		}
+		return cmd
+	}
+	data := filepath.Join(dir, "data")
+	cmd := as(exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "--pgdata="+data, "--username=tunecon",
+		"--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"))
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("initdb: %w", err)
+	}
+	port, err := FreePort()
+	if err != nil {
+		return nil, err
+	}
+	// The socket's path has room for about 100 bytes; tests connect over
+	// TCP, so a deep dir goes without one.
+	sockets := dir
+	if len(dir) > 80 {
+		sockets = ""
+	}
+	p := &Postgres{Port: port}
+	args := []string{"-D", data, "-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1",
+		"-c", "unix_socket_directories=" + sockets, "-c", "max_connections=300",
+		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"}
+	if p.proc, err = start(as(exec.Command(filepath.Join(bin, "postgres"), args...)), log); err != nil {
+		return nil, err
+	}
+	if err := p.ready(ctx, 60*time.Second); err != nil {
+		p.Stop()
+		return nil, err
+	}
+	return p, nil
+}
+
+// postgresBin finds the directory of PostgreSQL's server programs: Debian's
+// /usr/lib/postgresql/NN/bin of the newest NN, or else initdb's on PATH.
+func postgresBin() (string, error) {
+	best, newest := "", -1
+	found, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres")
+	for _, p := range found {
+		bin := filepath.Dir(p)
+		major, _, _ := strings.Cut(filepath.Base(filepath.Dir(bin)), ".")
+		if n, err := strconv.Atoi(major); err == nil && n > newest && isExec(p) && isExec(filepath.Join(bin, "initdb")) {
+			best, newest = bin, n
+		}
+	}
+	if best != "" {
+		return best, nil
+	}
+	if p, err := exec.LookPath("initdb"); err == nil && isExec(filepath.Join(filepath.Dir(p), "postgres")) {
+		return filepath.Dir(p), nil
+	}
+	return "", &Missing{Package: "postgresql", Binary: "postgres"}
+}
+
+// postgresCredential is whom PostgreSQL runs as: nil (the current user),
+// or for root nobody, to whom it gives dir.
+func postgresCredential(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return nil, fmt.Errorf("postgres: as root it runs as nobody: %w", err)
+	}
+	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
+	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
+	if err := errors.Join(err1, err2); err != nil {
+		return nil, fmt.Errorf("postgres: nobody's ids: %w", err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
+		if st, err := os.Stat(d); err != nil || st.Mode().Perm()&0o001 == 0 {
+			return nil, fmt.Errorf("postgres: as root it runs as nobody, who cannot reach %s: %s is not open to others (use a directory os.MkdirTemp makes)", dir, d)
+		}
+		if d == filepath.Dir(d) {
+			break
+		}
+	}
+	if err := os.Chown(abs, int(uid), int(gid)); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// ready waits until the server accepts connections: it listens a moment
+// before it does.
+func (p *Postgres) ready(ctx context.Context, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	if err := p.proc.waitPort(ctx, p.Port, limit); err != nil {
+		return err
+	}
+	for {
+		c, err := p.connect(ctx, "postgres")
+		if err == nil {
+			return c.Close(ctx)
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres did not accept connections within %s: %w", limit, err)
+		}
+		select {
+		case err := <-p.proc.exited:
+			p.proc.exited <- err
+			return fmt.Errorf("postgres exited: %v", err)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// DSN is a database's DSN, in the form the portal takes.
+func (p *Postgres) DSN(name string) string {
+	return fmt.Sprintf("postgres://tunecon@127.0.0.1:%d/%s?sslmode=disable", p.Port, url.PathEscape(name))
+}
+
+func (p *Postgres) connect(ctx context.Context, db string) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return pgx.Connect(ctx, p.DSN(db))
+}
+
+// CreateDatabase creates an empty database and returns its DSN
+// (postgres://tunecon@127.0.0.1:PORT/NAME).
+func (p *Postgres) CreateDatabase(ctx context.Context, name string) (string, error) {
+	c, err := p.connect(ctx, "postgres")
+	if err != nil {
+		return "", err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	if _, err := c.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		return "", fmt.Errorf("postgres: creating database %q: %w", name, err)
+	}
+	return p.DSN(name), nil
+}
+
+// Stop stops the server: a fast shutdown (SIGINT), which ends the sessions
+// still open instead of waiting for them.
+func (p *Postgres) Stop() { p.proc.stopWith(p.proc.cmd.Process.Pid, syscall.SIGINT) }
 
 // Nginx is a private nginx.
 type Nginx struct {

@@ -16,16 +16,25 @@ import (
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/queue"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/store/storetest"
 )
 
 // enqueuerEnv makes the test binary an enqueuer process (see enqueuer).
 const enqueuerEnv = "TUNECON_TEST_ENQUEUER"
 
+// systems are the database systems the tests that run on each use
+// (storetest.Systems.Run): TestMain makes them, and stops PostgreSQL's
+// private server at the end.
+var systems *storetest.Systems
+
 func TestMain(m *testing.M) {
 	if dsn := os.Getenv(enqueuerEnv); dsn != "" {
 		os.Exit(enqueuer(dsn, os.Stdin, os.Stdout))
 	}
-	os.Exit(m.Run())
+	systems = storetest.New()
+	code := m.Run()
+	systems.Close()
+	os.Exit(code)
 }
 
 // enqueuer is a portal process of its own: it opens the database, says

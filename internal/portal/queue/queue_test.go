@@ -19,6 +19,7 @@ import (
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/queue"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/store/storetest"
 	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/example"
@@ -47,7 +48,13 @@ type env struct {
 
 func newEnv(t *testing.T, c portal.Contest) *env {
 	t.Helper()
-	e := &env{t: t, dsn: "sqlite:" + filepath.Join(t.TempDir(), "portal.db")}
+	return newEnvAt(t, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), c)
+}
+
+// newEnvAt is newEnv on the empty database at dsn.
+func newEnvAt(t *testing.T, dsn string, c portal.Contest) *env {
+	t.Helper()
+	e := &env{t: t, dsn: dsn}
 	e.store = e.open()
 	if _, err := e.store.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
@@ -140,10 +147,14 @@ func (e *env) waitFinal(id int64, timeout time.Duration) portal.Job {
 	return e.wait(id, timeout, "final", func(j portal.Job) bool { return j.State.Final() })
 }
 
-func TestTeamsFinishWithTheirVerdicts(t *testing.T) {
+// TestTeamsFinishWithTheirVerdicts runs on each database system
+// (storetest): the whole pipeline, River's driver included.
+func TestTeamsFinishWithTheirVerdicts(t *testing.T) { systems.Run(t, testTeamsFinishWithTheirVerdicts) }
+
+func testTeamsFinishWithTheirVerdicts(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	c := contest(2 * time.Second)
-	e := newEnv(t, c)
+	e := newEnvAt(t, db.NewDSN(t), c)
 	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "oops", http.StatusInternalServerError)
 	}))

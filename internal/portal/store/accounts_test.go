@@ -3,20 +3,22 @@ package store_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/store/storetest"
 )
 
 // TestJoinsNeverPassTheTeamSize: accounts joining one team at once, from
 // two processes' stores, fill it to its size and no further.
-func TestJoinsNeverPassTheTeamSize(t *testing.T) {
+func TestJoinsNeverPassTheTeamSize(t *testing.T) { systems.Run(t, testJoinsNeverPassTheTeamSize) }
+
+func testJoinsNeverPassTheTeamSize(t *testing.T, db storetest.System) {
 	ctx := context.Background()
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
+	dsn := db.NewDSN(t)
 	stores := make([]*store.Store, 2)
 	for i := range stores {
 		s, err := store.Open(ctx, dsn, store.Options{})
@@ -65,10 +67,12 @@ func TestJoinsNeverPassTheTeamSize(t *testing.T) {
 
 // TestSessions: a session finds its account until it expires or is
 // deleted; an account has one team at most; logins are unique in any case.
-func TestSessions(t *testing.T) {
+func TestSessions(t *testing.T) { systems.Run(t, testSessions) }
+
+func testSessions(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	clk := &fakeClock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
-	s := open(t, clk.Now)
+	s := open(t, db.NewDSN(t), clk.Now)
 	a, err := s.CreateAccount(ctx, "Alice", "hash", portal.RoleContestant)
 	if err != nil || a.Login != "alice" {
 		t.Fatalf("%+v, %v", a, err)

@@ -62,9 +62,12 @@ func loadMigrations(dir string) ([]Migration, error) {
 }
 
 // Migrate brings the schema up to date: the portal's own steps newer than
-// those schema_version records, then River's migrations, all in one
-// transaction (on SQLite an immediate one, so two processes migrating at once
-// take turns). It returns the versions it applied of the portal's schema.
+// those schema_version records, then River's migrations. It runs in one
+// transaction, on SQLite an immediate one, on PostgreSQL one that first
+// takes an advisory lock, so two processes migrating at once take turns.
+// (On PostgreSQL River's migrations commit one by one in transactions of
+// their own while that one holds the lock: see riverOwnTxs.) It returns the
+// versions it applied of the portal's schema.
 func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	steps, err := s.Migrations()
 	if err != nil {
@@ -76,10 +79,12 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 	}
 	var applied []int
 	err = s.InTx(ctx, func(tx *Tx) error {
-		if _, err := tx.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (
-			version    INTEGER PRIMARY KEY,
-			name       TEXT      NOT NULL,
-			applied_at TIMESTAMP NOT NULL)`); err != nil {
+		if lock := s.dialect.lockMigrations; lock != "" {
+			if _, err := tx.exec(ctx, lock); err != nil {
+				return fmt.Errorf("store: waiting for another process's migration: %w", err)
+			}
+		}
+		if _, err := tx.exec(ctx, s.dialect.schemaVersion); err != nil {
 			return fmt.Errorf("store: schema_version: %w", err)
 		}
 		current, err := tx.SchemaVersion(ctx)
@@ -99,7 +104,12 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 			}
 			applied = append(applied, m.Version)
 		}
-		if _, err := migrator.MigrateTx(ctx, tx.tx, rivermigrate.DirectionUp, nil); err != nil {
+		if s.dialect.riverOwnTxs {
+			_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		} else {
+			_, err = migrator.MigrateTx(ctx, tx.tx, rivermigrate.DirectionUp, nil)
+		}
+		if err != nil {
 			return fmt.Errorf("store: River's migrations: %w", err)
 		}
 		return nil
@@ -133,7 +143,7 @@ func (s *Store) CheckSchema(ctx context.Context) error {
 	var have int
 	err = s.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`).Scan(&have)
 	switch {
-	case err != nil && strings.Contains(err.Error(), "no such table"):
+	case s.dialect.missingTable(err):
 		have = 0
 	case err != nil:
 		return fmt.Errorf("store: reading the schema version: %w", err)

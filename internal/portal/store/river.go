@@ -43,7 +43,9 @@ type RiverView struct {
 // ActiveWithRiver lists every queued or running job with its River job's
 // state: what the queue's settler compares.
 func (q *queries) ActiveWithRiver(ctx context.Context) ([]RiverView, error) {
-	rows, err := q.query(ctx, `SELECT j.id, j.state, j.attempts, coalesce(r.state, ''), coalesce(r.attempt, 0)
+	// River's state is an enum on PostgreSQL, where '' is no value of it:
+	// the cast makes the coalesce one of text.
+	rows, err := q.query(ctx, `SELECT j.id, j.state, j.attempts, coalesce(CAST(r.state AS TEXT), ''), coalesce(r.attempt, 0)
 		FROM jobs j LEFT JOIN river_job r ON r.id = j.river_job_id
 		WHERE j.state IN ('queued', 'running') ORDER BY j.id`)
 	if err != nil {

@@ -5,15 +5,18 @@ import (
 	"database/sql"
 	"errors"
 	"io/fs"
+	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql's "pgx", for rawDB
+
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/store/storetest"
 )
 
 // fakeClock is a settable clock.
@@ -29,10 +32,22 @@ func (c *fakeClock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func open(t *testing.T, now func() time.Time) *store.Store {
+// systems are the database systems the tests run on (storetest.Systems.Run):
+// TestMain makes them, and stops PostgreSQL's private server at the end.
+var systems *storetest.Systems
+
+func TestMain(m *testing.M) {
+	systems = storetest.New()
+	code := m.Run()
+	systems.Close()
+	os.Exit(code)
+}
+
+// open opens the database at dsn and migrates it.
+func open(t *testing.T, dsn string, now func() time.Time) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), store.Options{Now: now})
+	s, err := store.Open(ctx, dsn, store.Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,29 +60,39 @@ func open(t *testing.T, now func() time.Time) *store.Store {
 
 func TestOpenRefusesOtherDatabases(t *testing.T) {
 	ctx := context.Background()
+	t.Setenv("PGDATABASE", "") // pgx would take the missing database's name from it
 	for dsn, code := range map[string]portal.Code{
-		"postgres://u@localhost/contest":   portal.CodeUnsupported,
-		"postgresql://u@localhost/contest": portal.CodeUnsupported,
-		"mysql://u@localhost/contest":      portal.CodeInvalid,
-		"sqlite:":                          portal.CodeInvalid,
-		"sqlite:x.db?mode=memory":          portal.CodeInvalid,
-		"portal.db":                        portal.CodeInvalid,
+		"postgres://u@localhost:notaport/contest": portal.CodeInvalid,
+		"postgresql://u@localhost":                portal.CodeInvalid, // no database
+		"mysql://u@localhost/contest":             portal.CodeInvalid,
+		"sqlite:":                                 portal.CodeInvalid,
+		"sqlite:x.db?mode=memory":                 portal.CodeInvalid,
+		"portal.db":                               portal.CodeInvalid,
 	} {
 		_, err := store.Open(ctx, dsn, store.Options{})
 		if portal.ErrorCode(err) != code {
 			t.Errorf("%s: %v (code %q), want code %q", dsn, err, portal.ErrorCode(err), code)
 		}
 	}
-	_, err := store.Open(ctx, "postgres://u@localhost/contest", store.Options{})
-	if err == nil || !strings.Contains(err.Error(), "PostgreSQL is not supported yet") {
-		t.Errorf("the PostgreSQL error does not say so: %v", err)
+	_, err := store.Open(ctx, "mysql://u@localhost/contest", store.Options{})
+	if err == nil || !strings.Contains(err.Error(), "want sqlite:PATH or postgres://USER@HOST/DB") {
+		t.Errorf("the error does not say which databases there are: %v", err)
+	}
+	// A password in a DSN stays out of the messages.
+	_, err = store.Open(ctx, "postgres://u:secret@localhost:notaport/contest", store.Options{})
+	if err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("a bad DSN with a password: %v", err)
 	}
 }
 
 func TestMigrateIsVersionedAndIdempotent(t *testing.T) {
+	systems.Run(t, testMigrateIsVersionedAndIdempotent)
+}
+
+func testMigrateIsVersionedAndIdempotent(t *testing.T, db storetest.System) {
 	ctx := context.Background()
-	path := "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
-	s, err := store.Open(ctx, path, store.Options{})
+	dsn := db.NewDSN(t)
+	s, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,11 +120,7 @@ func TestMigrateIsVersionedAndIdempotent(t *testing.T) {
 		t.Errorf("schema version %d, %v", v, err)
 	}
 	// A database a newer portal migrated is refused too.
-	raw, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(path, "sqlite:"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
+	raw := rawDB(t, dsn)
 	if _, err := raw.Exec(`INSERT INTO schema_version (version, name, applied_at) VALUES (9999, 'future', '2030-01-01 00:00:00')`); err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +133,12 @@ func TestMigrateIsVersionedAndIdempotent(t *testing.T) {
 	}
 }
 
-func TestContestAndTeams(t *testing.T) {
+func TestContestAndTeams(t *testing.T) { systems.Run(t, testContestAndTeams) }
+
+func testContestAndTeams(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	s := open(t, clock.Now)
+	s := open(t, db.NewDSN(t), clock.Now)
 	if _, err := s.Contest(ctx); portal.ErrorCode(err) != portal.CodeNotFound {
 		t.Errorf("no contest yet: %v", err)
 	}
@@ -164,10 +187,12 @@ func TestContestAndTeams(t *testing.T) {
 // TestJobTransitions drives a job row through the store's compare-and-set
 // updates and checks that every illegal move is refused with a
 // *portal.TransitionError and changes nothing.
-func TestJobTransitions(t *testing.T) {
+func TestJobTransitions(t *testing.T) { systems.Run(t, testJobTransitions) }
+
+func testJobTransitions(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	s := open(t, clock.Now)
+	s := open(t, db.NewDSN(t), clock.Now)
 	team, err := s.CreateTeam(ctx, "alpha", "http://127.0.0.1:1/")
 	if err != nil {
 		t.Fatal(err)
@@ -306,10 +331,12 @@ func TestJobTransitions(t *testing.T) {
 	}
 }
 
-func TestWorkers(t *testing.T) {
+func TestWorkers(t *testing.T) { systems.Run(t, testWorkers) }
+
+func testWorkers(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
-	s := open(t, clock.Now)
+	s := open(t, db.NewDSN(t), clock.Now)
 	if err := s.StartWorker(ctx, "w1", []string{"example"}); err != nil {
 		t.Fatal(err)
 	}
@@ -332,23 +359,37 @@ func TestWorkers(t *testing.T) {
 }
 
 // TestWorkersOpenOnlyWhatExists: with MustExist a missing SQLite file is
-// refused and not created; an unmigrated one gives a *store.SchemaError
-// that says which way it is off.
-func TestWorkersOpenOnlyWhatExists(t *testing.T) {
+// refused and not created (a missing PostgreSQL database is refused with or
+// without it: the store never creates one); an unmigrated one gives a
+// *store.SchemaError that says which way it is off.
+func TestWorkersOpenOnlyWhatExists(t *testing.T) { systems.Run(t, testWorkersOpenOnlyWhatExists) }
+
+func testWorkersOpenOnlyWhatExists(t *testing.T, db storetest.System) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "portal.db")
-	if _, err := store.Open(ctx, "sqlite:"+path, store.Options{MustExist: true}); portal.ErrorCode(err) != portal.CodeNotFound {
+	dsn := db.NewDSN(t)
+	missing := dsn
+	if db.Name == "postgres" {
+		missing = otherDatabase(t, dsn, "nosuch")
+	}
+	if _, err := store.Open(ctx, missing, store.Options{MustExist: true}); portal.ErrorCode(err) != portal.CodeNotFound {
 		t.Errorf("a missing database: %v", err)
 	}
-	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the refused open left a file: %v", err)
+	switch db.Name {
+	case "sqlite":
+		if _, err := os.Stat(strings.TrimPrefix(dsn, "sqlite:")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the refused open left a file: %v", err)
+		}
+	case "postgres":
+		if _, err := store.Open(ctx, missing, store.Options{}); portal.ErrorCode(err) != portal.CodeNotFound {
+			t.Errorf("a missing database without MustExist: %v", err)
+		}
 	}
-	s, err := store.Open(ctx, "sqlite:"+path, store.Options{})
+	s, err := store.Open(ctx, dsn, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	w, err := store.Open(ctx, "sqlite:"+path, store.Options{MustExist: true})
+	w, err := store.Open(ctx, dsn, store.Options{MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,9 +409,11 @@ func TestWorkersOpenOnlyWhatExists(t *testing.T) {
 	}
 }
 
-func TestContestWrapUp(t *testing.T) {
+func TestContestWrapUp(t *testing.T) { systems.Run(t, testContestWrapUp) }
+
+func testContestWrapUp(t *testing.T, db storetest.System) {
 	ctx := context.Background()
-	s := open(t, nil)
+	s := open(t, db.NewDSN(t), nil)
 	c := portal.Contest{Problem: "example", Settings: portal.Settings{WrapUp: 3 * time.Second, MaxAttempts: 1}}
 	if err := s.SetContest(ctx, c); err != nil {
 		t.Fatal(err)
@@ -381,5 +424,91 @@ func TestContestWrapUp(t *testing.T) {
 	c.Settings.WrapUp = time.Second
 	if err := s.SetContest(ctx, c); portal.ErrorCode(err) != portal.CodeInvalid {
 		t.Errorf("a wrap-up under the minimum: %v", err)
+	}
+}
+
+// rawDB opens the database at dsn without the store, as another program
+// would.
+func rawDB(t *testing.T, dsn string) *sql.DB {
+	t.Helper()
+	driver, source := "pgx", dsn
+	if path, ok := strings.CutPrefix(dsn, "sqlite:"); ok {
+		driver, source = "sqlite", "file:"+path+"?_pragma=busy_timeout(10000)"
+	}
+	raw, err := sql.Open(driver, source)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	return raw
+}
+
+// otherDatabase is a PostgreSQL DSN with another database's name.
+func otherDatabase(t *testing.T, dsn, name string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// TestMigrationsTakeTurns: two processes' stores migrating one database at
+// once both succeed, one applying every step of the portal's schema and the
+// other none, and leave one schema.
+func TestMigrationsTakeTurns(t *testing.T) { systems.Run(t, testMigrationsTakeTurns) }
+
+func testMigrationsTakeTurns(t *testing.T, db storetest.System) {
+	ctx := context.Background()
+	for round := range 3 {
+		dsn := db.NewDSN(t)
+		stores := make([]*store.Store, 2)
+		for i := range stores {
+			s, err := store.Open(ctx, dsn, store.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			stores[i] = s
+		}
+		steps, err := stores[0].Migrations()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var (
+			wg      sync.WaitGroup
+			applied [2][]int
+			errs    [2]error
+		)
+		ready := make(chan struct{})
+		for i, s := range stores {
+			wg.Go(func() {
+				<-ready
+				applied[i], errs[i] = s.Migrate(ctx)
+			})
+		}
+		close(ready)
+		wg.Wait()
+		if errs[0] != nil || errs[1] != nil {
+			t.Fatalf("round %d: migrating at once: %v; %v", round, errs[0], errs[1])
+		}
+		if n0, n1 := len(applied[0]), len(applied[1]); n0+n1 != len(steps) || n0 != 0 && n1 != 0 {
+			t.Errorf("round %d: applied %v and %v; want all %d steps by one", round, applied[0], applied[1], len(steps))
+		}
+		var rows, versions int
+		err = rawDB(t, dsn).QueryRowContext(ctx, `SELECT count(*), count(DISTINCT version) FROM schema_version`).Scan(&rows, &versions)
+		if err != nil || rows != len(steps) || versions != len(steps) {
+			t.Errorf("round %d: schema_version has %d rows of %d versions, %v; want %d", round, rows, versions, err, len(steps))
+		}
+		for i, s := range stores {
+			if err := s.CheckSchema(ctx); err != nil {
+				t.Errorf("round %d: store %d: %v", round, i, err)
+			}
+			// River's tables are there too.
+			if _, err := s.Position(ctx, 1); err != nil {
+				t.Errorf("round %d: store %d: %v", round, i, err)
+			}
+		}
 	}
 }
