@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,30 +52,11 @@ type workerProc struct {
 	err    error         // Wait's, once done
 }
 
-// startWorker starts a worker process; the test's end kills it if it still
-// runs, and shows its stderr if the test failed.
+// startWorker starts a worker process for the example problem; the test's
+// end kills it if it still runs, and shows its stderr if the test failed.
 func startWorker(t *testing.T, bin, dsn, name string) *workerProc {
 	t.Helper()
-	w := &workerProc{name: name, stderr: &syncBuffer{}, done: make(chan struct{})}
-	w.cmd = exec.Command(bin, "worker", "--db", dsn, "--name", name, "--problems", "example")
-	w.cmd.Stdout, w.cmd.Stderr = io.Discard, w.stderr
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		w.err = w.cmd.Wait()
-		close(w.done)
-	}()
-	t.Cleanup(func() {
-		if !w.exited() {
-			_ = w.cmd.Process.Kill()
-			<-w.done
-		}
-		if t.Failed() {
-			t.Logf("worker %s's stderr:\n%s", name, w.stderr.String())
-		}
-	})
-	return w
+	return startWorkerFor(t, bin, dsn, name, example.Name)
 }
 
 func (w *workerProc) exited() bool {
