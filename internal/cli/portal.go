@@ -97,14 +97,11 @@ func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
 	if err := parseFlags("portal", args, env, &db, &sf); err != nil {
 		return 0, err
 	}
-	s, err := store.Open(ctx, db.dsn, store.Options{})
+	s, err := openMigrated(ctx, db.dsn)
 	if err != nil {
-		return 0, refused(err)
-	}
-	defer s.Close()
-	if _, err := s.Migrate(ctx); err != nil {
 		return 0, err
 	}
+	defer s.Close()
 	stderr := &syncWriter{w: env.Stderr}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	riverLog := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})).With("from", "river")
@@ -164,6 +161,19 @@ func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
 	return ExitPass, nil
 }
 
+// openMigrated opens the contest database and brings its schema up to date.
+func openMigrated(ctx context.Context, dsn string) (*store.Store, error) {
+	s, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		return nil, refused(err)
+	}
+	if _, err := s.Migrate(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
 // adminFlags is `portal admin create`'s --login.
 type adminFlags struct{ login string }
 
@@ -199,14 +209,11 @@ func cmdAdminCreate(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, badUsage("portal admin create: %v", err)
 	}
-	s, err := store.Open(ctx, db.dsn, store.Options{})
+	s, err := openMigrated(ctx, db.dsn)
 	if err != nil {
-		return 0, refused(err)
-	}
-	defer s.Close()
-	if _, err := s.Migrate(ctx); err != nil {
 		return 0, err
 	}
+	defer s.Close()
 	if _, err := s.CreateAccount(ctx, login, hash, portal.RoleAdmin); err != nil {
 		if portal.ErrorCode(err) == portal.CodeConflict {
 			return 0, badUsage("portal admin create: %v", err)

@@ -140,13 +140,10 @@ func (q *queries) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 func (s *Store) CreateTeamFor(ctx context.Context, accountID int64, name string) (portal.Team, error) {
 	var t portal.Team
 	err := s.InTx(ctx, func(tx *Tx) error {
-		a, err := tx.Account(ctx, accountID)
-		if err != nil {
+		if err := tx.canJoin(ctx, accountID); err != nil {
 			return err
 		}
-		if err := canJoin(a); err != nil {
-			return err
-		}
+		var err error
 		if t, err = tx.insertTeam(ctx, name, "", portal.NewInviteCode()); err != nil {
 			return err
 		}
@@ -163,13 +160,10 @@ func (s *Store) CreateTeamFor(ctx context.Context, accountID int64, name string)
 func (s *Store) JoinTeam(ctx context.Context, accountID int64, invite string, maxSize int) (portal.Team, error) {
 	var t portal.Team
 	err := s.InTx(ctx, func(tx *Tx) error {
-		a, err := tx.Account(ctx, accountID)
-		if err != nil {
+		if err := tx.canJoin(ctx, accountID); err != nil {
 			return err
 		}
-		if err := canJoin(a); err != nil {
-			return err
-		}
+		var err error
 		t, err = scanTeam(tx.queryRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE invite_code = ?`, invite))
 		if err == sql.ErrNoRows || invite == "" {
 			return portal.Errorf(portal.CodeNotFound, "no team has that invite code")
@@ -191,7 +185,13 @@ func (s *Store) JoinTeam(ctx context.Context, accountID int64, invite string, ma
 	return t, err
 }
 
-func canJoin(a portal.Account) error {
+// canJoin refuses an account that cannot join a team: an admin, or one in
+// a team already.
+func (q *queries) canJoin(ctx context.Context, accountID int64) error {
+	a, err := q.Account(ctx, accountID)
+	if err != nil {
+		return err
+	}
 	switch {
 	case a.Admin():
 		return portal.Errorf(portal.CodeInvalid, "admins are in no team")

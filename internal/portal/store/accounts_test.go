@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
-	"github.com/tunecon/tunecon/internal/portal/store"
 	"github.com/tunecon/tunecon/internal/portal/store/storetest"
 )
 
@@ -18,16 +17,7 @@ func TestJoinsNeverPassTheTeamSize(t *testing.T) { systems.Run(t, testJoinsNever
 
 func testJoinsNeverPassTheTeamSize(t *testing.T, db storetest.System) {
 	ctx := context.Background()
-	dsn := db.NewDSN(t)
-	stores := make([]*store.Store, 2)
-	for i := range stores {
-		s, err := store.Open(ctx, dsn, store.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		stores[i] = s
-	}
+	stores := openStores(t, db.NewDSN(t), 2)
 	if _, err := stores[0].Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,22 @@ func open(t *testing.T, dsn string, now func() time.Time) *store.Store {
 	return s
 }
 
+// openStores opens n stores on one database, not migrated: as n processes
+// would.
+func openStores(t *testing.T, dsn string, n int) []*store.Store {
+	t.Helper()
+	stores := make([]*store.Store, n)
+	for i := range stores {
+		s, err := store.Open(context.Background(), dsn, store.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	return stores
+}
+
 func TestOpenRefusesOtherDatabases(t *testing.T) {
 	ctx := context.Background()
 	t.Setenv("PGDATABASE", "") // pgx would take the missing database's name from it
@@ -463,15 +479,7 @@ func testMigrationsTakeTurns(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	for round := range 3 {
 		dsn := db.NewDSN(t)
-		stores := make([]*store.Store, 2)
-		for i := range stores {
-			s, err := store.Open(ctx, dsn, store.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { s.Close() })
-			stores[i] = s
-		}
+		stores := openStores(t, dsn, 2)
 		steps, err := stores[0].Migrations()
 		if err != nil {
 			t.Fatal(err)

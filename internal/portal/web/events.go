@@ -219,11 +219,22 @@ func (s *stream) sendJSON(event string, data []byte) error {
 	return s.f.Flush()
 }
 
-func (s *stream) keepAlive() error {
-	if _, err := fmt.Fprint(s.w, ": keep-alive\n\n"); err != nil {
-		return err
+// wait waits for the live state's next read, sending a keep-alive comment
+// at each tick of keep meanwhile; false means the stream is over (the
+// browser left, or a write failed).
+func (s *stream) wait(ctx context.Context, keep *time.Ticker, next <-chan struct{}) bool {
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-next:
+			return true
+		case <-keep.C:
+			if _, err := fmt.Fprint(s.w, ": keep-alive\n\n"); err != nil || s.f.Flush() != nil {
+				return false
+			}
+		}
 	}
-	return s.f.Flush()
 }
 
 // progressEvent is a job's state on its page.
@@ -269,14 +280,8 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) {
 				last = ev
 			}
 		}
-		select {
-		case <-r.Context().Done():
+		if !st.wait(r.Context(), keep, next) {
 			return
-		case <-keep.C:
-			if st.keepAlive() != nil {
-				return
-			}
-		case <-next:
 		}
 	}
 }
@@ -309,14 +314,8 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 			}
 			lastKey = key
 		}
-		select {
-		case <-r.Context().Done():
+		if !st.wait(r.Context(), keep, next) {
 			return
-		case <-keep.C:
-			if st.keepAlive() != nil {
-				return
-			}
-		case <-next:
 		}
 	}
 }
