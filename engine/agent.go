@@ -67,7 +67,8 @@ type AgentConfig struct {
 	// UserAgent overrides the stable default "tunecon-bench/<version>".
 	UserAgent string
 
-	dial Dialer // WithDialer's; nil: the network's
+	dial    Dialer                                                 // WithDialer's; nil: the network's
+	control func(network, address string, c syscall.RawConn) error // WithDialControl's
 }
 
 // Dialer opens a connection to the target.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -86,6 +87,16 @@ func WithProgress(every time.Duration, f func(Progress)) Option {
 // test's in-memory target, under testing/synctest).
 func WithDialer(d Dialer) Option { return func(b *Bench) { b.dial = d } }
 
+// WithDialControl has f vet each connection the run makes to the network,
+// after the target's name has been resolved and before it connects (as
+// net.Dialer's Control): an error refuses the connection, and counts as the
+// target's failure to connect. A contest's workers use it to refuse
+// addresses no team should aim them at, whatever a name resolves to. A
+// run on WithDialer's connections does not call it.
+func WithDialControl(f func(network, address string, c syscall.RawConn) error) Option {
+	return func(b *Bench) { b.control = f }
+}
+
 // Bench runs a scenario against one target.
 type Bench struct {
 	scenario     Scenario
@@ -101,6 +112,7 @@ type Bench struct {
 	staff        io.Writer
 	clock        Clock
 	dial         Dialer
+	control      func(network, address string, c syscall.RawConn) error
 
 	progressEvery time.Duration
 	progress      func(Progress)
@@ -310,7 +322,7 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		policy.StartUsers = b.workload
 	}
 	agentCfg := meta.Agent.withDefaults()
-	agentCfg.dial = b.dial
+	agentCfg.dial, agentCfg.control = b.dial, b.control
 	r := &Run{
 		Target: b.target, Seed: b.seed, meta: meta, policy: policy, b: b,
 		col: newCollector(b.staff, b.clock.Now), led: newLedger(meta.Rules.Weights),

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -313,5 +314,25 @@ func TestAssetsNeitherScoreNorDiluteTheErrorRate(t *testing.T) {
 	}
 	if res.RawScore != float64(res.Breakdown["page"]) {
 		t.Errorf("raw score %.1f from %d pages: something else scored", res.RawScore, res.Breakdown["page"])
+	}
+}
+
+// TestDialControlRefusesConnections: a connection WithDialControl refuses is
+// never made; the run fails on the target's account, naming the refusal.
+func TestDialControlRefusesConnections(t *testing.T) {
+	t.Parallel()
+	var reached atomic.Int64
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { reached.Add(1) }))
+	var asked atomic.Int64
+	refuse := func(network, address string, _ syscall.RawConn) error {
+		asked.Add(1)
+		return fmt.Errorf("%s is not a contest target", address)
+	}
+	res := engine.New(example.NewScenario(), target, append(fastRun(time.Second), engine.WithDialControl(refuse))...).Run(context.Background())
+	if res.Passed || res.Outcome() != engine.Failed || reached.Load() != 0 || asked.Load() == 0 {
+		t.Fatalf("passed=%v outcome=%v reached=%d asked=%d", res.Passed, res.Outcome(), reached.Load(), asked.Load())
+	}
+	if !strings.Contains(strings.Join(res.Messages, "\n")+strings.Join(res.FailReasons, "\n"), "is not a contest target") {
+		t.Errorf("the refusal is not named: messages %q reasons %q", res.Messages, res.FailReasons)
 	}
 }

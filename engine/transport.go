@@ -459,7 +459,7 @@ func (t *transport) dial(ctx context.Context, h *hostConns, whole time.Time) (*c
 	}
 	dial := t.cfg.dial // an in-memory target's, in tests
 	if dial == nil {
-		dial = (&net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}).DialContext
+		dial = (&net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second, Control: t.cfg.control}).DialContext
 	}
 	nc, err := dial(ctx, "tcp", h.addr)
 	if err != nil {

@@ -125,7 +125,7 @@ func TestContestOnPostgres(t *testing.T) {
 	}
 	root1 := browser()
 	post(root1, "/login", url.Values{"login": {"root"}, "password": {"root-password"}})
-	post(root1, "/admin/contest", url.Values{"problem": {bank.Name}, "load_seconds": {"3"}})
+	post(root1, "/admin/contest", url.Values{"problem": {bank.Name}, "load_seconds": {"3"}, "local_targets": {"on"}})
 
 	jobs := map[string]string{} // job page -> the verdict it must end with
 	for i := range teams {

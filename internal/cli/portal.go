@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -22,7 +23,7 @@ import (
 
 // portalUsage is `tunecon portal`'s help.
 const portalUsage = `Usage:
-  tunecon portal [--db DSN] [--addr HOST:PORT] [--workers N] [--secure-cookies]
+  tunecon portal [--db DSN] [--addr HOST:PORT] [--workers N] [--secure-cookies] [--trust-proxy]
       serve the contest: its pages, its queue, and N benchmark workers in
       this process (0: only separate workers run benchmarks)
   tunecon portal migrate --db DSN
@@ -73,12 +74,14 @@ type serveFlags struct {
 	addr          string
 	workers       int
 	secureCookies bool
+	trustProxy    bool
 }
 
 func (f *serveFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "addr", DefaultPortalAddr, "the address to serve the contest on")
 	fs.IntVar(&f.workers, "workers", 1, "benchmarks this process runs at once (0: none; separate workers run them)")
 	fs.BoolVar(&f.secureCookies, "secure-cookies", false, "mark the session cookie Secure (the portal is behind HTTPS)")
+	fs.BoolVar(&f.trustProxy, "trust-proxy", false, "take clients' addresses from X-Forwarded-For's last hop (the portal is reached only through a proxy)")
 }
 
 func (f *serveFlags) check() error {
@@ -114,7 +117,8 @@ func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
 		return 0, refused(err)
 	}
 	srv, err := web.New(web.Config{Store: s, Jobs: q, Lookup: problems.Lookup, Problems: problems.Names(),
-		Now: env.Now, SecureCookies: sf.secureCookies, Logger: log})
+		Now: env.Now, SecureCookies: sf.secureCookies, TrustProxy: sf.trustProxy,
+		Logger: log})
 	if err != nil {
 		return 0, err
 	}
@@ -138,7 +142,7 @@ func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
 	go srv.Run(base)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
-	log.Info("portal started", "url", "http://"+ln.Addr().String()+"/", "db", db.dsn, "workers", sf.workers)
+	log.Info("portal started", "url", "http://"+ln.Addr().String()+"/", "db", db.shown(), "workers", sf.workers)
 
 	select {
 	case <-ctx.Done():
@@ -220,7 +224,7 @@ func cmdAdminCreate(ctx context.Context, args []string, env Env) (int, error) {
 		}
 		return 0, err
 	}
-	fmt.Fprintf(env.Stdout, "%s: admin %s created\n", db.dsn, login)
+	fmt.Fprintf(env.Stdout, "%s: admin %s created\n", db.shown(), login)
 	return ExitPass, nil
 }
 
@@ -272,10 +276,10 @@ func cmdPortalMigrate(ctx context.Context, args []string, env Env) (int, error) 
 		return 0, err
 	}
 	if len(applied) == 0 {
-		fmt.Fprintf(env.Stdout, "%s: the schema is up to date (version %d)\n", db.dsn, v)
+		fmt.Fprintf(env.Stdout, "%s: the schema is up to date (version %d)\n", db.shown(), v)
 	} else {
 		fmt.Fprintf(env.Stdout, "%s: migrated to schema version %d (applied %d step(s)); River's tables are up to date\n",
-			db.dsn, v, len(applied))
+			db.shown(), v, len(applied))
 	}
 	return ExitPass, nil
 }
@@ -293,6 +297,14 @@ func (d *dbFlag) register(fs *flag.FlagSet) {
 		usage = "the contest database, sqlite:PATH or postgres://USER@HOST/DB"
 	}
 	fs.StringVar(&d.dsn, "db", def, usage)
+}
+
+// shown is the DSN as the commands print it: a password in it is hidden.
+func (d *dbFlag) shown() string {
+	if u, err := url.Parse(d.dsn); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return d.dsn
 }
 
 func (d *dbFlag) check() error {

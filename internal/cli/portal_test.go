@@ -105,3 +105,19 @@ func TestPortalServesAContest(t *testing.T) {
 		t.Fatal("the portal did not stop")
 	}
 }
+
+// TestDatabasePasswordNeverShown: the commands that take --db never print
+// a password written in it.
+func TestDatabasePasswordNeverShown(t *testing.T) {
+	dsn := "postgres://contest:s3cret-pw@127.0.0.1:1/contest?connect_timeout=1"
+	for _, args := range [][]string{
+		{"portal", "migrate", "--db", dsn},
+		{"portal", "--db", dsn, "--addr", "127.0.0.1:0"},
+		{"worker", "--db", dsn, "--name", "w1"},
+	} {
+		code, out, errOut := run(t, args...)
+		if code == 0 || strings.Contains(out+errOut, "s3cret-pw") {
+			t.Errorf("%v: exit %d, printed the password: %q %q", args, code, out, errOut)
+		}
+	}
+}

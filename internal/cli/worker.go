@@ -91,7 +91,7 @@ func cmdWorker(ctx context.Context, args []string, env Env) (int, error) {
 	if name == "" {
 		name = defaultWorkerName()
 	}
-	migrate := fmt.Sprintf("tunecon portal migrate --db %s", db.dsn)
+	migrate := fmt.Sprintf("tunecon portal migrate --db %s", db.shown())
 	s, err := store.Open(ctx, db.dsn, store.Options{MustExist: true})
 	// Migrating creates a missing SQLite file; a missing PostgreSQL
 	// database is the server's to create, which the error says.
@@ -106,10 +106,10 @@ func cmdWorker(ctx context.Context, args []string, env Env) (int, error) {
 		switch {
 		case ok && se.Behind():
 			return 0, badUsage("worker: the database %s is not migrated (its schema is at version %d, this tunecon's at %d): run `%s` first",
-				db.dsn, se.Have, se.Want, migrate)
+				db.shown(), se.Have, se.Want, migrate)
 		case ok:
 			return 0, badUsage("worker: the database %s has schema version %d, newer than this tunecon's %d: upgrade tunecon on this machine",
-				db.dsn, se.Have, se.Want)
+				db.shown(), se.Have, se.Want)
 		}
 		return 0, err
 	}
@@ -131,7 +131,7 @@ func cmdWorker(ctx context.Context, args []string, env Env) (int, error) {
 		}
 		return 0, err
 	}
-	log.Info("worker started", "worker", name, "problems", strings.Join(wf.problems, ","), "concurrency", wf.concurrency, "db", db.dsn)
+	log.Info("worker started", "worker", name, "problems", strings.Join(wf.problems, ","), "concurrency", wf.concurrency, "db", db.shown())
 	<-ctx.Done()
 
 	log.Info(fmt.Sprintf("stopping: running jobs have %s to end, then go back to the queue", WorkerStopWait))

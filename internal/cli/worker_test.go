@@ -191,7 +191,7 @@ func final(j portal.Job) bool { return j.State.Final() }
 func shortContest(load time.Duration) portal.Contest {
 	return portal.Contest{Problem: example.Name, LoadDuration: load, Settings: portal.Settings{
 		InitializeTimeout: 2 * time.Second, PreCheckTimeout: 2 * time.Second, FinalCheckTimeout: 2 * time.Second,
-		Grace: 500 * time.Millisecond, Slack: time.Second,
+		Grace: 500 * time.Millisecond, Slack: time.Second, LocalTargets: true,
 	}}
 }
 

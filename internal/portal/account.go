@@ -84,8 +84,10 @@ func CheckTeamName(name string) (string, error) {
 	if n := utf8.RuneCountInString(name); n == 0 || n > MaxTeamName || !utf8.ValidString(name) {
 		return "", Errorf(CodeInvalid, "a team name has 1 to %d characters", MaxTeamName)
 	}
-	if strings.ContainsFunc(name, unicode.IsControl) {
-		return "", Errorf(CodeInvalid, "a team name has no control characters")
+	// Format characters (zero-width spaces, direction overrides) would let
+	// one team's name pass for another's on the leaderboard.
+	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
+		return "", Errorf(CodeInvalid, "a team name has no control or invisible formatting characters")
 	}
 	return name, nil
 }

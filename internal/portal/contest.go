@@ -1,8 +1,6 @@
 package portal
 
 import (
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -61,6 +59,11 @@ type Settings struct {
 	Seed uint64
 	// MaxTeamSize bounds a team's members (DefaultMaxTeamSize when zero).
 	MaxTeamSize int
+	// LocalTargets lets teams register targets on the worker's own machine
+	// or link (loopback, link-local): a contest whose apps and workers share
+	// one machine. Otherwise such targets are refused when registered and
+	// whenever a worker connects (see CheckTarget, DialControl).
+	LocalTargets bool
 }
 
 // Check reports settings no job could run with: negative durations or
@@ -171,18 +174,6 @@ type Team struct {
 	// admins see it.
 	InviteCode string
 	CreatedAt  time.Time
-}
-
-// CheckTarget validates a target URL: absolute http or https with a host.
-func CheckTarget(target string) (*url.URL, error) {
-	if strings.TrimSpace(target) == "" {
-		return nil, Errorf(CodeInvalid, "no target registered")
-	}
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, Errorf(CodeInvalid, "target %q is not an http:// or https:// URL with a host", target)
-	}
-	return u, nil
 }
 
 // Worker is a benchmark worker as the portal sees it: its heartbeat row.

@@ -93,13 +93,42 @@ func TestDeadlineFromThePhases(t *testing.T) {
 	}
 }
 
+// TestCheckTarget: a target is an http or https URL with a host; unless
+// the contest allows local targets, not one on the worker's own machine or
+// link, however the address is spelled.
 func TestCheckTarget(t *testing.T) {
 	for target, ok := range map[string]bool{
-		"http://10.0.0.1/": true, "https://team.example/": true, "": false, "  ": false,
-		"ftp://x/": false, "/relative": false, "http://": false,
+		"http://10.0.0.1/": true, "https://team.example/": true, "http://192.168.1.5:8080/": true, "http://[2001:db8::1]/": true,
+		"": false, "  ": false, "ftp://x/": false, "/relative": false, "http://": false, "http://:80/": false,
 	} {
-		if _, err := portal.CheckTarget(target); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeInvalid {
-			t.Errorf("%q: %v", target, err)
+		for _, local := range []bool{false, true} {
+			if _, err := portal.CheckTarget(target, local); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeInvalid {
+				t.Errorf("%q (local %v): %v", target, local, err)
+			}
+		}
+	}
+	for _, target := range []string{
+		"http://127.0.0.1/", "http://127.1.2.3:8080/", "http://localhost/", "http://LocalHost./", "http://app.localhost/",
+		"http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://[::]/", "http://169.254.169.254/latest/meta-data/",
+		"http://[fe80::1]/", "http://224.0.0.1/",
+	} {
+		if _, err := portal.CheckTarget(target, false); portal.ErrorCode(err) != portal.CodeInvalid {
+			t.Errorf("%q: %v, want refused", target, err)
+		}
+		if _, err := portal.CheckTarget(target, true); err != nil {
+			t.Errorf("%q with local targets allowed: %v", target, err)
+		}
+	}
+}
+
+// TestDialControl: the address a name resolved to is refused when local.
+func TestDialControl(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"10.0.0.1:80": true, "203.0.113.9:443": true, "[2001:db8::1]:80": true,
+		"127.0.0.1:80": false, "[::1]:8080": false, "169.254.169.254:80": false, "[::ffff:127.0.0.1]:80": false, "0.0.0.0:80": false,
+	} {
+		if err := portal.DialControl("tcp4", addr, nil); (err == nil) != ok {
+			t.Errorf("%s: %v", addr, err)
 		}
 	}
 }

@@ -34,7 +34,7 @@ func newFixture(t *testing.T, problem string) *fixture {
 	if _, err := f.store.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	c := portal.Contest{Problem: problem, LoadDuration: time.Second}
+	c := portal.Contest{Problem: problem, LoadDuration: time.Second, Settings: portal.Settings{LocalTargets: true}}
 	if err := f.store.SetContest(ctx, c); err != nil {
 		t.Fatal(err)
 	}

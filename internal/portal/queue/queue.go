@@ -367,11 +367,12 @@ func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64) (portal.Job,
 		if err != nil {
 			return err
 		}
-		if _, err := portal.CheckTarget(team.Target); err != nil {
+		if _, err := portal.CheckTarget(team.Target, c.Settings.LocalTargets); err != nil {
 			return err
 		}
 		timing := c.Timing()
-		args := BenchArgs{TeamID: teamID, Problem: c.Problem, Timing: timingArgsOf(timing), Seed: c.Settings.Seed}
+		args := BenchArgs{TeamID: teamID, Problem: c.Problem, Timing: timingArgsOf(timing), Seed: c.Settings.Seed,
+			LocalTargets: c.Settings.LocalTargets}
 		res, err := q.client.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: QueueName(c.Problem), MaxAttempts: c.Settings.Attempts()})
 		if err != nil {
 			return fmt.Errorf("queue: inserting the River job: %w", err)

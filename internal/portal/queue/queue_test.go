@@ -31,7 +31,7 @@ import (
 func contest(load time.Duration) portal.Contest {
 	return portal.Contest{Problem: example.Name, LoadDuration: load, Settings: portal.Settings{
 		InitializeTimeout: 2 * time.Second, PreCheckTimeout: 3 * time.Second, FinalCheckTimeout: 2 * time.Second,
-		Grace: 500 * time.Millisecond, Slack: 2 * time.Second,
+		Grace: 500 * time.Millisecond, Slack: 2 * time.Second, LocalTargets: true,
 	}}
 }
 
@@ -387,7 +387,7 @@ func TestInfrastructureFaultsError(t *testing.T) {
 	// A tiny budget: the hung run's deadline is 1.4 s.
 	c := portal.Contest{Problem: example.Name, LoadDuration: 200 * time.Millisecond, Settings: portal.Settings{
 		InitializeTimeout: 200 * time.Millisecond, PreCheckTimeout: 200 * time.Millisecond, FinalCheckTimeout: 200 * time.Millisecond,
-		Grace: 100 * time.Millisecond, Slack: 200 * time.Millisecond,
+		Grace: 100 * time.Millisecond, Slack: 200 * time.Millisecond, LocalTargets: true,
 	}}
 	if d := c.Timing().Deadline(); d != 1400*time.Millisecond {
 		t.Fatalf("deadline %s", d)

@@ -36,6 +36,9 @@ type BenchArgs struct {
 	Problem string     `json:"problem"`
 	Timing  TimingArgs `json:"timing"`
 	Seed    uint64     `json:"seed,omitempty"`
+	// LocalTargets lets the run connect to the worker's own machine or
+	// link (portal.Settings.LocalTargets); otherwise DialControl refuses.
+	LocalTargets bool `json:"local_targets,omitempty"`
 }
 
 // Kind is "bench".
@@ -215,7 +218,7 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 	if !ok {
 		return errored(portal.ReasonCannotRun, fmt.Sprintf("worker %s cannot run problem %q", q.cfg.Worker, job.Problem), msgInfra)
 	}
-	target, err := portal.CheckTarget(job.Target)
+	target, err := portal.CheckTarget(job.Target, rj.Args.LocalTargets)
 	if err != nil {
 		return errored(portal.ReasonBenchError, err.Error(), msgInfra)
 	}
@@ -226,6 +229,9 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 	opts := append(timing.Options(), engine.WithStaffLog(staff), engine.WithProgress(q.cfg.ProgressEvery, p.report))
 	if rj.Args.Seed != 0 {
 		opts = append(opts, engine.WithSeed(rj.Args.Seed))
+	}
+	if !rj.Args.LocalTargets {
+		opts = append(opts, engine.WithDialControl(portal.DialControl))
 	}
 	done := make(chan benchReturn, 1)
 	go func() {

@@ -21,6 +21,7 @@ type settingsJSON struct {
 	Seed         uint64 `json:"seed,omitempty"`
 	WrapUpMS     int64  `json:"wrap_up_ms,omitempty"`
 	MaxTeamSize  int    `json:"max_team_size,omitempty"`
+	LocalTargets bool   `json:"local_targets,omitempty"`
 }
 
 func ms(d time.Duration) int64     { return d.Milliseconds() }
@@ -38,7 +39,7 @@ func (q *queries) SetContest(ctx context.Context, c portal.Contest) error {
 	settings, err := json.Marshal(settingsJSON{
 		InitializeMS: ms(s.InitializeTimeout), PreCheckMS: ms(s.PreCheckTimeout), FinalCheckMS: ms(s.FinalCheckTimeout),
 		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
-		MaxTeamSize: s.MaxTeamSize,
+		MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets,
 	})
 	if err != nil {
 		return err
@@ -75,7 +76,7 @@ func (q *queries) Contest(ctx context.Context) (portal.Contest, error) {
 	c.Settings = portal.Settings{
 		InitializeTimeout: fromMS(s.InitializeMS), PreCheckTimeout: fromMS(s.PreCheckMS), FinalCheckTimeout: fromMS(s.FinalCheckMS),
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
-		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize,
+		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets,
 	}
 	return c, nil
 }

@@ -8,14 +8,24 @@ import (
 	"github.com/tunecon/tunecon/internal/portal"
 )
 
-// Leaderboard reads every team's standing, ranked (portal.Rank).
+// Leaderboard reads every team's standing, ranked (portal.Rank). A team's
+// score is its latest passed job's (j); it reached that score with the
+// first of the passed jobs that scored it since its last passed job that
+// scored otherwise (r), so running the same app again keeps a tie won.
 func (q *queries) Leaderboard(ctx context.Context) ([]portal.Standing, error) {
 	rows, err := q.query(ctx, `SELECT t.id, t.name,
 			(SELECT COUNT(*) FROM jobs f WHERE f.team_id = t.id AND f.state = 'finished'),
-			j.score, j.finished_at
-		FROM teams t LEFT JOIN jobs j ON j.id = (
+			j.score, r.finished_at
+		FROM teams t
+		LEFT JOIN jobs j ON j.id = (
 			SELECT p.id FROM jobs p WHERE p.team_id = t.id AND p.state = 'finished' AND p.verdict = 'passed'
 			ORDER BY p.finished_at DESC, p.id DESC LIMIT 1)
+		LEFT JOIN jobs r ON r.id = (
+			SELECT p.id FROM jobs p WHERE p.team_id = t.id AND p.state = 'finished' AND p.verdict = 'passed'
+				AND p.score = j.score AND NOT EXISTS (
+					SELECT 1 FROM jobs o WHERE o.team_id = t.id AND o.state = 'finished' AND o.verdict = 'passed'
+						AND o.score <> j.score AND o.finished_at >= p.finished_at)
+			ORDER BY p.finished_at, p.id LIMIT 1)
 		ORDER BY t.id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading the leaderboard: %w", err)

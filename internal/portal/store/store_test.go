@@ -161,7 +161,8 @@ func testContestAndTeams(t *testing.T, db storetest.System) {
 	want := portal.Contest{
 		Problem: "example", LoadDuration: 3 * time.Second,
 		StartsAt: clock.Now(), EndsAt: clock.Now().Add(8 * time.Hour),
-		Settings: portal.Settings{InitializeTimeout: time.Second, Grace: 500 * time.Millisecond, MaxAttempts: 3, Seed: 7},
+		Settings: portal.Settings{InitializeTimeout: time.Second, Grace: 500 * time.Millisecond, MaxAttempts: 3, Seed: 7,
+			LocalTargets: true},
 	}
 	if err := s.SetContest(ctx, want); err != nil {
 		t.Fatal(err)
@@ -517,6 +518,74 @@ func testMigrationsTakeTurns(t *testing.T, db storetest.System) {
 			if _, err := s.Position(ctx, 1); err != nil {
 				t.Errorf("round %d: store %d: %v", round, i, err)
 			}
+		}
+	}
+}
+
+func TestLeaderboard(t *testing.T) { systems.Run(t, testLeaderboard) }
+
+// testLeaderboard: a team's score is its latest passed one; it reached it
+// when it first scored it after scoring otherwise, so a team that runs the
+// same app again keeps a tie it won, and a team that dropped and came back
+// reached its score when it came back. Failed jobs count as runs only.
+func testLeaderboard(t *testing.T, db storetest.System) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 5, 1, 9, 0, 0, 0, time.UTC)}
+	s := open(t, db.NewDSN(t), clock.Now)
+	var riverID int64
+	finish := func(team portal.Team, verdict portal.Verdict, score float64) time.Time {
+		t.Helper()
+		clock.Add(time.Minute)
+		riverID++
+		err := s.InTx(ctx, func(tx *store.Tx) error {
+			j, err := tx.InsertJob(ctx, store.NewJob{TeamID: team.ID, Problem: "example", Target: team.Target, MaxAttempts: 2,
+				Deadline: time.Minute, RiverJobID: riverID})
+			if err != nil {
+				return err
+			}
+			if _, err := tx.BeginAttempt(ctx, j.ID, "w1"); err != nil {
+				return err
+			}
+			_, err = tx.EndJob(ctx, j.ID, 1, portal.Ending{State: portal.JobFinished, Verdict: verdict, Score: score})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return clock.Now()
+	}
+	team := func(name string) portal.Team {
+		tm, err := s.CreateTeam(ctx, name, "http://192.0.2.1/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	steady, back, idle := team("steady"), team("back"), team("idle")
+	steadyAt := finish(steady, portal.VerdictPassed, 500)
+	finish(back, portal.VerdictPassed, 500)
+	finish(steady, portal.VerdictPassed, 500)
+	finish(steady, portal.VerdictFailed, 0)
+	finish(back, portal.VerdictPassed, 300)
+	backAt := finish(back, portal.VerdictPassed, 500)
+	finish(back, portal.VerdictPassed, 500)
+
+	board, err := s.Leaderboard(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []portal.Standing{
+		{Rank: 1, TeamID: steady.ID, Team: "steady", Passed: true, Score: 500, ReachedAt: steadyAt, Runs: 3},
+		{Rank: 2, TeamID: back.ID, Team: "back", Passed: true, Score: 500, ReachedAt: backAt, Runs: 4},
+		{Rank: 0, TeamID: idle.ID, Team: "idle"},
+	}
+	if len(board) != len(want) {
+		t.Fatalf("%d lines: %+v", len(board), board)
+	}
+	for i, w := range want {
+		g := board[i]
+		if g.Rank != w.Rank || g.TeamID != w.TeamID || g.Passed != w.Passed || g.Score != w.Score || !g.ReachedAt.Equal(w.ReachedAt) || g.Runs != w.Runs {
+			t.Errorf("line %d: %+v, want %+v", i+1, g, w)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,13 +16,24 @@ import (
 // SessionCookie is the session cookie's name.
 const SessionCookie = "tunecon_session"
 
-// The sign-in limits: at most MaxLoginFailures wrong passwords for one
-// login, and MaxAddressFailures from one address, within LoginWindow; past
-// them sign-ins are refused (429) until the window has moved on.
+// The sign-in limits, each within LoginWindow: at most MaxLoginFailures
+// wrong passwords for one login from one address, MaxAccountFailures for
+// one login from all addresses, and MaxAddressFailures from one address for
+// all logins. Past them sign-ins are refused (429) until the window has
+// moved on. An address is the client's (Config.TrustProxy), so one
+// attacker cannot lock a team out of its account alone.
 const (
 	MaxLoginFailures   = 5
+	MaxAccountFailures = 50
 	MaxAddressFailures = 20
 	LoginWindow        = 5 * time.Minute
+)
+
+// The sign-up limit: at most MaxSignups accounts from one address within
+// SignupWindow.
+const (
+	MaxSignups   = 10
+	SignupWindow = time.Hour
 )
 
 // viewer reads the session cookie: nobody without one or with one that
@@ -62,13 +74,20 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) {
 		again(err)
 		return
 	}
+	after, forgive := s.limiter.reserve(rule{"signup:" + s.clientAddress(r), MaxSignups, SignupWindow})
+	if after > 0 {
+		s.fail(w, r, v, &retryError{after: after, what: "sign-ups from your address"})
+		return
+	}
 	hash, err := s.cfg.Passwords.Hash(password)
 	if err != nil {
+		forgive()
 		again(err)
 		return
 	}
 	a, err := s.store.CreateAccount(r.Context(), login, hash, portal.RoleContestant)
 	if err != nil {
+		forgive() // only accounts made count
 		if portal.ErrorCode(err) == portal.CodeInternal {
 			s.fail(w, r, v, err)
 			return
@@ -95,9 +114,9 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v viewer) {
 func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) {
 	login := strings.ToLower(strings.TrimSpace(r.PostFormValue("login")))
 	next := localPath(r.PostFormValue("next"))
-	addr := clientAddress(r)
-	if after := s.limiter.wait(login, addr); after > 0 {
-		s.fail(w, r, v, &retryError{after: after})
+	after, forgive := s.limiter.reserve(signInRules(login, s.clientAddress(r))...)
+	if after > 0 {
+		s.fail(w, r, v, &retryError{after: after, what: "failed sign-ins"})
 		return
 	}
 	a, hash, err := s.store.AccountByLogin(r.Context(), login)
@@ -109,14 +128,19 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) {
 		hash = s.dummy // as slow as a wrong password
 	}
 	if !s.cfg.Passwords.Match(hash, r.PostFormValue("password")) || err != nil {
-		s.limiter.failed(login, addr)
 		s.render(w, r, http.StatusUnauthorized, "login", v, map[string]any{
 			"Error": portal.ErrBadLogin.Error(), "Login": login, "Next": next})
 		return
 	}
+	forgive()
 	if err := s.startSession(w, r, a); err != nil {
 		s.fail(w, r, v, err)
 		return
+	}
+	if v.signedIn() { // signing in again, perhaps as someone else: one session at a time
+		if err := s.store.DeleteSession(r.Context(), portal.TokenHash(v.token)); err != nil {
+			s.cfg.Logger.Warn("ending the session signed in before", "err", err)
+		}
 	}
 	if next == "" {
 		next = "/"
@@ -157,8 +181,21 @@ func localPath(next string) string {
 	return next
 }
 
-// clientAddress is the request's remote IP (without its port).
-func clientAddress(r *http.Request) string {
+// clientAddress is the IP the request came from: the peer's, or behind a
+// trusted proxy the last one the proxy added to X-Forwarded-For (those
+// before it are the client's to write).
+func (s *Server) clientAddress(r *http.Request) string {
+	if s.cfg.TrustProxy {
+		if hops := r.Header.Values("X-Forwarded-For"); len(hops) > 0 {
+			last := hops[len(hops)-1]
+			if i := strings.LastIndexByte(last, ','); i >= 0 {
+				last = last[i+1:]
+			}
+			if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
+				return ip.String()
+			}
+		}
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
@@ -169,72 +206,112 @@ func clientAddress(r *http.Request) string {
 // codeTooMany classifies a refusal for too many attempts.
 const codeTooMany portal.Code = "too-many"
 
-// retryError refuses a sign-in until after has passed.
-type retryError struct{ after time.Duration }
+// retryError refuses an attempt until after has passed.
+type retryError struct {
+	after time.Duration
+	what  string // "failed sign-ins"
+}
 
 func (e *retryError) Error() string {
-	return fmt.Sprintf("too many failed sign-ins: try again in %s", e.after.Round(time.Second))
+	return fmt.Sprintf("too many %s: try again in %s", e.what, e.after.Round(time.Second))
 }
 
 func (e *retryError) ErrorCode() portal.Code { return codeTooMany }
 
-// limiter counts failed sign-ins per login and per address over a sliding
-// window.
+// rule is one limit: at most limit attempts under key within window.
+type rule struct {
+	key    string
+	limit  int
+	window time.Duration
+}
+
+// signInRules are the limits on signing in as login from addr; a login that
+// cannot exist is not remembered, so that made-up ones cost no memory.
+func signInRules(login, addr string) []rule {
+	rules := []rule{{"addr:" + addr, MaxAddressFailures, LoginWindow}}
+	if _, err := portal.CheckLogin(login); err == nil {
+		rules = append(rules,
+			rule{"login:" + login + "@" + addr, MaxLoginFailures, LoginWindow},
+			rule{"login:" + login, MaxAccountFailures, LoginWindow})
+	}
+	return rules
+}
+
+// limiter counts attempts per key over a sliding window.
 type limiter struct {
 	now   func() time.Time
 	mu    sync.Mutex
-	fails map[string][]time.Time // "login:NAME" and "addr:IP" keys
+	times map[string][]time.Time
 }
 
 func newLimiter(now func() time.Time) *limiter {
-	return &limiter{now: now, fails: map[string][]time.Time{}}
+	return &limiter{now: now, times: map[string][]time.Time{}}
 }
 
-// wait returns how long a sign-in for login from addr must wait (0: none).
-func (l *limiter) wait(login, addr string) time.Duration {
+// reserve counts an attempt under every rule at once, or returns how long
+// the caller must wait when one of them is spent. The attempt counts from
+// the moment it is reserved, so that attempts made at the same time cannot
+// all pass before any is counted; forgive takes it back (a sign-in whose
+// password was right).
+func (l *limiter) reserve(rules ...rule) (wait time.Duration, forgive func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	return max(l.waitFor("login:"+login, MaxLoginFailures, now), l.waitFor("addr:"+addr, MaxAddressFailures, now))
-}
-
-func (l *limiter) waitFor(key string, limit int, now time.Time) time.Duration {
-	recent := l.fails[key]
-	i := 0
-	for i < len(recent) && now.Sub(recent[i]) >= LoginWindow {
-		i++
+	for _, r := range rules {
+		wait = max(wait, l.waitFor(r, now))
 	}
-	recent = recent[i:]
-	if len(recent) == 0 {
-		delete(l.fails, key)
-		return 0
+	if wait > 0 {
+		return wait, nil
 	}
-	l.fails[key] = recent
-	if len(recent) < limit {
-		return 0
+	for _, r := range rules {
+		l.times[r.key] = append(l.times[r.key], now)
 	}
-	return LoginWindow - now.Sub(recent[len(recent)-limit])
-}
-
-// failed records a wrong password.
-func (l *limiter) failed(login, addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := l.now()
-	for _, key := range []string{"login:" + login, "addr:" + addr} {
-		l.fails[key] = append(l.fails[key], now)
-	}
-	// Logins tried once and never again are forgotten once their window
-	// has passed, so that a spray of made-up logins cannot fill memory.
-	if len(l.fails) > maxLimiterKeys {
-		for key, times := range l.fails {
-			if now.Sub(times[len(times)-1]) >= LoginWindow {
-				delete(l.fails, key)
+	l.sweep(now)
+	return 0, func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		for _, r := range rules {
+			times := l.times[r.key]
+			if i := slices.Index(times, now); i >= 0 {
+				l.times[r.key] = slices.Delete(times, i, i+1)
 			}
 		}
 	}
 }
 
-// maxLimiterKeys is how many logins and addresses the limiter remembers
-// before it sweeps out those whose window has passed.
+// waitFor drops the key's attempts older than the window and returns how
+// long until one more is allowed.
+func (l *limiter) waitFor(r rule, now time.Time) time.Duration {
+	recent := l.times[r.key]
+	i := 0
+	for i < len(recent) && now.Sub(recent[i]) >= r.window {
+		i++
+	}
+	recent = recent[i:]
+	if len(recent) == 0 {
+		delete(l.times, r.key)
+		return 0
+	}
+	l.times[r.key] = recent
+	if len(recent) < r.limit {
+		return 0
+	}
+	return r.window - now.Sub(recent[len(recent)-r.limit])
+}
+
+// sweep forgets keys tried once and never again once the longest window
+// has passed, so that a spray of addresses cannot fill memory.
+func (l *limiter) sweep(now time.Time) {
+	if len(l.times) <= maxLimiterKeys {
+		return
+	}
+	for key, times := range l.times {
+		if len(times) == 0 || now.Sub(times[len(times)-1]) >= SignupWindow {
+			delete(l.times, key)
+		}
+	}
+}
+
+// maxLimiterKeys is how many keys the limiter remembers before it sweeps
+// out those whose window has passed.
 const maxLimiterKeys = 10000

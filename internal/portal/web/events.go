@@ -264,7 +264,16 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) {
 		next := s.live.next()
 		cur, active := s.live.job(j.ID)
 		if !active && !first || j.State.Final() {
-			if fin, err := s.store.Job(r.Context(), j.ID); err == nil && fin.State.Final() {
+			fin, err := s.store.Job(r.Context(), j.ID)
+			if err != nil {
+				// The browser reconnects on its own; a stream that kept
+				// asking a failing database would only add to its load.
+				if r.Context().Err() == nil {
+					s.cfg.Logger.Warn("reading a job for its stream", "job", j.ID, "err", err)
+				}
+				return
+			}
+			if fin.State.Final() {
 				_ = st.send("done", map[string]any{"state": fin.State, "verdict": fin.Verdict, "score": fin.Score})
 				return
 			}

@@ -44,6 +44,7 @@ func contestSite(t *testing.T) (*site, string) {
 	c := portal.Contest{Problem: example.Name, LoadDuration: 2 * time.Second, Settings: portal.Settings{
 		InitializeTimeout: 2 * time.Second, PreCheckTimeout: 3 * time.Second, FinalCheckTimeout: 2 * time.Second,
 		Grace: 500 * time.Millisecond, Slack: 2 * time.Second, MaxTeamSize: 2,
+		LocalTargets: true,
 	}}
 	if err := s.SetContest(ctx, c); err != nil {
 		t.Fatal(err)

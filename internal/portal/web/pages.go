@@ -164,8 +164,13 @@ func (s *Server) joinTeam(w http.ResponseWriter, r *http.Request, v viewer) {
 }
 
 func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
+	c, err := s.contest(r)
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
 	target := strings.TrimSpace(r.PostFormValue("target"))
-	if _, err := portal.CheckTarget(target); err != nil {
+	if _, err := portal.CheckTarget(target, c.Settings.LocalTargets); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
@@ -370,6 +375,7 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 		}
 		c.Settings.MaxTeamSize = n
 	}
+	c.Settings.LocalTargets = r.PostFormValue("local_targets") == "on"
 	if err := s.store.SetContest(r.Context(), c); err != nil {
 		s.fail(w, r, v, err)
 		return

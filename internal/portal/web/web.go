@@ -23,6 +23,7 @@ import (
 	"html/template"
 	"io/fs"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -59,6 +60,10 @@ type Config struct {
 	// SecureCookies marks the session cookie Secure: set it when the portal
 	// is served over HTTPS (by a proxy in front of it).
 	SecureCookies bool
+	// TrustProxy takes a client's address from the last hop of
+	// X-Forwarded-For, for the sign-in limits: set it when the portal is
+	// reached only through a proxy that adds that header.
+	TrustProxy bool
 	// PollEvery is how often the live pages' source reads the database
 	// (DefaultPollEvery when zero).
 	PollEvery time.Duration
@@ -194,7 +199,19 @@ func (s *Server) routes() http.Handler {
 	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cross-origin request refused", http.StatusForbidden)
 	}))
-	return headers(cop.Handler(mux))
+	return headers(cop.Handler(limitBodies(mux)))
+}
+
+// MaxForm is the largest request body the portal reads: its forms are a
+// few short fields.
+const MaxForm = 64 << 10
+
+// limitBodies refuses to read more than MaxForm of any request's body.
+func limitBodies(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, MaxForm)
+		next.ServeHTTP(w, r)
+	})
 }
 
 // headers adds the headers every answer carries: no framing, no sniffing,
@@ -243,6 +260,9 @@ func (s *Server) guard(w who, h func(http.ResponseWriter, *http.Request, viewer)
 			} else {
 				s.fail(rw, r, v, portal.Errorf(portal.CodeDenied, "sign in first"))
 			}
+			return
+		case w == inTeam && !v.Admin() && v.TeamID == 0 && r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events"):
+			http.Redirect(rw, r, "/team", http.StatusSeeOther) // a team first
 			return
 		case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
 			s.fail(rw, r, v, portal.Errorf(portal.CodeDenied, "this page is not for you"))
@@ -339,7 +359,9 @@ func parsePages() (map[string]*template.Template, error) {
 			}
 			return t.UTC().Format("2006-01-02 15:04:05 UTC")
 		},
-		"score": func(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) },
+		// score rounds half away from zero, as the pages' script does
+		// (Math.round), so a live update never changes a score's digits.
+		"score": func(f float64) string { return strconv.FormatFloat(math.Round(f), 'f', 0, 64) },
 		"add":   func(a, b int) int { return a + b },
 	}
 	entries, err := fs.Glob(files, "templates/*.html")

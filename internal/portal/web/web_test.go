@@ -72,7 +72,7 @@ type site struct {
 
 var passwords = portal.Passwords{Cost: bcrypt.MinCost}
 
-func newSite(t *testing.T) *site {
+func newSite(t *testing.T, options ...func(*web.Config)) *site {
 	t.Helper()
 	ctx := context.Background()
 	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), store.Options{})
@@ -95,8 +95,11 @@ func newSite(t *testing.T) *site {
 	}
 	t.Cleanup(func() { _ = q.Stop(context.Background()) })
 	clk := &clock{now: time.Now()}
-	srv, err := web.New(web.Config{Store: s, Jobs: q, Lookup: problems.Lookup, Problems: problems.Names(),
-		Now: clk.Now, Passwords: passwords})
+	cfg := web.Config{Store: s, Jobs: q, Lookup: problems.Lookup, Problems: problems.Names(), Now: clk.Now, Passwords: passwords}
+	for _, o := range options {
+		o(&cfg)
+	}
+	srv, err := web.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,6 +391,128 @@ func TestSignInLimits(t *testing.T) {
 	}
 }
 
+// TestSignInsAtOnceAreCounted: wrong passwords sent all at once are each
+// counted before any is checked, so no more than MaxLoginFailures of them
+// are tried.
+func TestSignInsAtOnceAreCounted(t *testing.T) {
+	st := newSite(t)
+	const n = 4 * web.MaxLoginFailures
+	codes := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			form := url.Values{"login": {"alice"}, "password": {"wrong-password"}}
+			resp, err := st.client().PostForm(st.url+"/login", form)
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		})
+	}
+	wg.Wait()
+	close(codes)
+	tried := 0
+	for c := range codes {
+		switch c {
+		case http.StatusUnauthorized:
+			tried++
+		case http.StatusTooManyRequests:
+		default:
+			t.Errorf("a sign-in answered %d", c)
+		}
+	}
+	if tried > web.MaxLoginFailures {
+		t.Errorf("%d of %d wrong passwords at once were tried, want at most %d", tried, n, web.MaxLoginFailures)
+	}
+}
+
+// TestSignInLimitsPerAddress: behind a trusted proxy the limits are kept
+// per client address (the proxy's last X-Forwarded-For hop): one address's
+// failures do not lock the account for another, a spoofed first hop does
+// not escape them, and past MaxAccountFailures from many addresses the
+// account is held for all. Without TrustProxy the header is ignored.
+func TestSignInLimitsPerAddress(t *testing.T) {
+	st := newSite(t, func(c *web.Config) { c.TrustProxy = true })
+	wrong := url.Values{"login": {"alice"}, "password": {"wrong-password"}}
+	right := url.Values{"login": {"alice"}, "password": {"alice-password"}}
+	from := func(addr string) http.Header { return http.Header{"X-Forwarded-For": {"203.0.113.77, " + addr}} }
+	for range web.MaxLoginFailures {
+		st.post(st.client(), "/login", wrong, from("192.0.2.1"))
+	}
+	if resp := st.post(st.client(), "/login", right, from("192.0.2.1")); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("the attacker's address after %d failures: %d", web.MaxLoginFailures, resp.StatusCode)
+	}
+	if resp := st.post(st.client(), "/login", right, from("198.51.100.2")); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the team's own address while another is held: %d", resp.StatusCode)
+	}
+	for i := range web.MaxAccountFailures {
+		addr := "192.0.2." + strconv.Itoa(10+i/web.MaxLoginFailures)
+		st.post(st.client(), "/login", wrong, from(addr))
+	}
+	if resp := st.post(st.client(), "/login", right, from("198.51.100.3")); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("after %d failures from many addresses: %d", web.MaxAccountFailures, resp.StatusCode)
+	}
+
+	direct := newSite(t)
+	for i := range web.MaxLoginFailures {
+		direct.post(direct.client(), "/login", wrong, from("192.0.2."+strconv.Itoa(i)))
+	}
+	if resp := direct.post(direct.client(), "/login", right, from("198.51.100.4")); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("without a trusted proxy X-Forwarded-For escaped the limit: %d", resp.StatusCode)
+	}
+}
+
+// TestSignUpLimit: one address makes at most MaxSignups accounts within
+// SignupWindow; a refused name does not count.
+func TestSignUpLimit(t *testing.T) {
+	st := newSite(t)
+	if resp := st.post(st.client(), "/signup", url.Values{"login": {"alice"}, "password": {"long-enough-1"}}, nil); resp.StatusCode == http.StatusSeeOther {
+		t.Fatal("a taken login was signed up")
+	}
+	for i := range web.MaxSignups {
+		form := url.Values{"login": {"user" + strconv.Itoa(i)}, "password": {"long-enough-1"}}
+		if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("sign-up %d: %d", i+1, resp.StatusCode)
+		}
+	}
+	form := url.Values{"login": {"onemore"}, "password": {"long-enough-1"}}
+	if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("sign-up %d: %d", web.MaxSignups+1, resp.StatusCode)
+	}
+	st.clock.add(web.SignupWindow)
+	if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("after the window: %d", resp.StatusCode)
+	}
+}
+
+// TestSignInAgainEndsTheOldSession: signing in while signed in leaves one
+// session, the new one.
+func TestSignInAgainEndsTheOldSession(t *testing.T) {
+	st := newSite(t)
+	c := st.users["a"]
+	u, _ := url.Parse(st.url)
+	old := c.Jar.Cookies(u)
+	if resp := st.post(c, "/login", url.Values{"login": {"bob"}, "password": {"bob-password"}}, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("signing in again: %d", resp.StatusCode)
+	}
+	stale := st.client()
+	stale.Jar.SetCookies(u, old)
+	if resp, _ := st.do(stale, http.MethodGet, "/team", nil, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("the session signed in before still works: %d", resp.StatusCode)
+	}
+}
+
+// TestLargeBodiesRefused: a form bigger than MaxForm is not read.
+func TestLargeBodiesRefused(t *testing.T) {
+	st := newSite(t)
+	form := url.Values{"login": {"newcomer"}, "password": {"long-enough-1"}, "pad": {strings.Repeat("x", web.MaxForm)}}
+	if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode == http.StatusSeeOther {
+		t.Errorf("a %d-byte form was read: %d", len(form.Encode()), resp.StatusCode)
+	}
+}
+
 // TestNextStaysOnSite: the page a sign-in returns to is a path of the
 // portal, never another site.
 func TestNextStaysOnSite(t *testing.T) {
@@ -446,5 +571,57 @@ func TestAdminSeesWorkersHealth(t *testing.T) {
 	st.clock.add(web.WorkerGone + time.Second)
 	if h := health(); h["w1"] != "gone" || h["w2"] != "gone" {
 		t.Errorf("health %v after %s without a heartbeat", h, web.WorkerGone)
+	}
+}
+
+// TestLocalTargetsOnlyWhenAllowed: a team cannot aim the workers at their
+// own machine (loopback, the cloud's metadata address) unless the admin
+// allows local targets for the contest.
+func TestLocalTargetsOnlyWhenAllowed(t *testing.T) {
+	st := newSite(t)
+	for _, target := range []string{"http://127.0.0.1:8080/", "http://localhost/", "http://169.254.169.254/"} {
+		if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {target}}, nil); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s registered: %d", target, resp.StatusCode)
+		}
+	}
+	if resp := st.post(st.users["admin"], "/admin/contest", url.Values{"problem": {example.Name}, "local_targets": {"on"}}, nil); resp.StatusCode != see {
+		t.Fatalf("allowing local targets: %d", resp.StatusCode)
+	}
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://127.0.0.1:8080/"}}, nil); resp.StatusCode != see {
+		t.Errorf("a local target once allowed: %d", resp.StatusCode)
+	}
+}
+
+// TestScoresRoundAsTheScriptDoes: a half is rounded up on the page, as the
+// live script's Math.round does, so a live update shows the same digits.
+func TestScoresRoundAsTheScriptDoes(t *testing.T) {
+	st := newSite(t)
+	st.endedJob(st.teamB.ID, 9100, portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictPassed, Score: 1234.5})
+	_, body := st.do(st.users["anon"], http.MethodGet, "/leaderboard", nil, nil)
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(doc.Find("table").Text(), "1235") {
+		t.Errorf("a score of 1234.5 is not shown as 1235: %q", doc.Find("table").Text())
+	}
+}
+
+// TestTeamlessContestantIsSentToTeam: a signed-in contestant without a team
+// who opens a team's page is sent to make or join one; a form post is
+// refused.
+func TestTeamlessContestantIsSentToTeam(t *testing.T) {
+	st := newSite(t)
+	c := st.client()
+	if resp := st.post(c, "/signup", url.Values{"login": {"carol"}, "password": {"long-enough-1"}}, nil); resp.StatusCode != see {
+		t.Fatalf("signing up: %d", resp.StatusCode)
+	}
+	for _, path := range []string{"/jobs", "/jobs/1"} {
+		if resp, _ := st.do(c, http.MethodGet, path, nil, nil); resp.StatusCode != see || resp.Header.Get("Location") != "/team" {
+			t.Errorf("GET %s: %d to %q", path, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	if resp := st.post(c, "/jobs", url.Values{}, nil); resp.StatusCode != denied {
+		t.Errorf("POST /jobs: %d", resp.StatusCode)
 	}
 }
