@@ -18,6 +18,12 @@ import (
 // hex SHA-256 of its exact bytes.
 type Manifest map[string]string
 
+// Dynamic, as a manifest entry's hash, names a same-origin script or
+// stylesheet the app renders per request (a user's settings as JavaScript):
+// FetchAssets neither fetches nor verifies it; the scenario asks for it and
+// checks it as a page of its own.
+const Dynamic = "dynamic"
+
 // ManifestFromFS hashes every file under dir in fsys and maps it to prefix +
 // its path below dir.
 func ManifestFromFS(fsys fs.FS, dir, prefix string) (Manifest, error) {
@@ -98,6 +104,9 @@ func (a *Agent) FetchAssets(ctx context.Context, page *Response) error {
 	var wg sync.WaitGroup
 	for i, p := range links {
 		want, known := a.manifest[p]
+		if want == Dynamic {
+			continue
+		}
 		if !known {
 			errs[i] = page.Applicationf("asset-unknown",
 				"page references %s, which is not one of the problem's assets (assets are referenced by their path alone, without a query)", p)

@@ -24,6 +24,7 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 	if err != nil || len(manifest) != 3 || manifest["/static/css/a.css"] == "" {
 		t.Fatalf("manifest %v %v", manifest, err)
 	}
+	manifest["/user.js"] = engine.Dynamic
 	page := `<html><head><link rel="stylesheet" href="/static/css/a.css"><script src="/static/js/a.js"></script></head>
 <body><img src="static/img/a.png"><img src="http://elsewhere.example/x.png">%s</body></html>`
 	cases := []struct {
@@ -35,6 +36,7 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 		wantErr bool
 	}{
 		{name: "all right"},
+		{name: "a dynamic script is left to the scenario", extra: `<script src="/user.js"></script>`},
 		{name: "one byte changed", serve: func(w http.ResponseWriter, r *http.Request) bool {
 			if r.URL.Path == "/static/js/a.js" {
 				fmt.Fprint(w, "console.log(2)")

@@ -356,6 +356,11 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		}
 	}
 	r.phase.Store("done")
+	if c, ok := b.scenario.(Closer); ok {
+		if err := c.Close(); err != nil {
+			r.Logf("closing the scenario: %v", err)
+		}
+	}
 	r.finish(res)
 	return res
 }
@@ -382,16 +387,24 @@ func (b *Bench) reportProgress(ctx context.Context) (stop func()) {
 	}
 }
 
-// initialize is the default: POST /initialize within the phase's deadline.
+// initialize is the scenario's Initialize, or by default PostInitialize of
+// an empty form.
 func (r *Run) initialize(ctx context.Context) error {
 	if in, ok := r.b.scenario.(Initializer); ok {
 		return in.Initialize(ctx, r)
 	}
+	return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, []byte{})
+}
+
+// PostInitialize posts body to /initialize, with header, and expects 200
+// within the initialize phase's deadline (its requests may take that long).
+// A scenario's Initialize calls it when the request needs a body.
+func (r *Run) PostInitialize(ctx context.Context, header http.Header, body []byte) error {
 	cfg := r.agentCfg
 	cfg.FirstByteTimeout, cfg.RequestTimeout = r.b.initTimeout, r.b.initTimeout
 	a := newAgent(r.Target, cfg, newTransport(cfg), nopRecorder{}, r.meta.Assets, r.b.clock)
 	defer a.Close()
-	res, err := a.PostForm(ctx, "POST /initialize", "/initialize", url.Values{})
+	res, err := a.Do(ctx, "POST /initialize", http.MethodPost, "/initialize", header, body)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -334,5 +335,34 @@ func TestDialControlRefusesConnections(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(res.Messages, "\n")+strings.Join(res.FailReasons, "\n"), "is not a contest target") {
 		t.Errorf("the refusal is not named: messages %q reasons %q", res.Messages, res.FailReasons)
+	}
+}
+
+// closing is a probe that counts its Close calls.
+type closing struct {
+	initializer
+	closed atomic.Int64
+}
+
+func (c *closing) Close() error { c.closed.Add(1); return errors.New("closing failed") }
+
+// TestScenarioClosedOnceWhateverHappens: a scenario that holds resources is
+// closed once at the end of a run, passed or failed early, and its error
+// reaches the staff log.
+func TestScenarioClosedOnceWhateverHappens(t *testing.T) {
+	t.Parallel()
+	for name, pre := range map[string]func(context.Context, *engine.Run) error{
+		"passed":           nil,
+		"failed pre-check": func(context.Context, *engine.Run) error { return engine.Criticalf("x", "broken") },
+	} {
+		c := &closing{initializer: initializer{&probe{pre: pre}}}
+		var staff strings.Builder
+		engine.New(c, mustURL(t, "http://127.0.0.1:1/"), append(fastRun(200*time.Millisecond), engine.WithStaffLog(&staff))...).Run(context.Background())
+		if n := c.closed.Load(); n != 1 {
+			t.Errorf("%s: closed %d times", name, n)
+		}
+		if !strings.Contains(staff.String(), "closing failed") {
+			t.Errorf("%s: the error of Close is not in the staff log", name)
+		}
 	}
 }

@@ -25,6 +25,13 @@ type Initializer interface {
 	Initialize(ctx context.Context, r *Run) error
 }
 
+// Closer is implemented by scenarios that hold resources for a run, such as
+// services they host for the target to call: Run calls Close once the run is
+// over, whatever happened, and logs its error for the staff.
+type Closer interface {
+	Close() error
+}
+
 // Meta is a scenario's identity and rules.
 type Meta struct {
 	Problem string

@@ -7,6 +7,7 @@ package kit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -64,6 +65,10 @@ type Problem struct {
 	// Handler, for a problem whose reference app runs inside this process
 	// (the worked example), replaces the launcher. Nil otherwise.
 	Handler func() http.Handler `json:"-"`
+	// Services, for a problem whose app calls services the benchmarker
+	// hosts, starts them for an app served by hand: env tells the app where
+	// they are, stop ends them. Nil otherwise.
+	Services func(ctx context.Context) (env []string, stop func() error, err error) `json:"-"`
 }
 
 // Constructor adapts a problem's own scenario constructor to the
@@ -158,9 +163,28 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	}
 	cmd.Dir = appDir
 	e := strings.ToUpper(p.Name)
-	cmd.Env = launch.Env(e+"_ADDR="+cfg.Addr, e+"_ROOT="+webapp, e+"_DB="+cfg.DB, e+"_INITIAL_SQL="+dump)
+	env := []string{e + "_ADDR=" + cfg.Addr, e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB, e + "_INITIAL_SQL=" + dump}
+	if p.Services == nil {
+		cmd.Env = launch.Env(env...)
+		fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)
+		return launch.Start(ctx, cmd, name, cfg.Log)
+	}
+	more, stopServices, err := p.Services(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("starting the services the app calls: %w", err)
+	}
+	fmt.Fprintf(cfg.Log, "%s: the services the app calls: %s\n", p.Name, strings.Join(more, " "))
+	cmd.Env = launch.Env(append(env, more...)...)
 	fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)
-	return launch.Start(ctx, cmd, name, cfg.Log)
+	app, err := launch.Start(ctx, cmd, name, cfg.Log)
+	if err != nil {
+		_ = stopServices()
+		return nil, err
+	}
+	return launch.NewApp(app.URL, func(ctx context.Context) error {
+		err := app.Stop(ctx)
+		return errors.Join(err, stopServices())
+	}), nil
 }
 
 // serveInProcess serves the problem's in-process handler.

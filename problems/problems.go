@@ -8,6 +8,7 @@ import (
 	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/problems/bank"
 	"github.com/tunecon/tunecon/problems/blog"
+	"github.com/tunecon/tunecon/problems/dashboard"
 	"github.com/tunecon/tunecon/problems/example"
 	"github.com/tunecon/tunecon/problems/memo"
 	// new-problem: imports
@@ -20,6 +21,7 @@ func All() []kit.Problem {
 		bank.Problem,
 		example.Problem,
 		memo.Problem,
+		dashboard.Problem,
 		// new-problem: list
 	}
 }

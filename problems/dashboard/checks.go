@@ -1,0 +1,154 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/dashboard/data"
+	"github.com/tunecon/tunecon/problems/dashboard/services"
+)
+
+// item is one element of /data.
+type item struct {
+	Service string          `json:"service"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// checkData checks a /data answer of u, read while the benchmarker's model of u's subscriptions is exact: the
+// services are those u subscribes to, each once, and each answer is the right one, for u, and fresh enough at the
+// moment the request was sent. A wrong, stale or foreign answer is a violation (critical).
+func (s *Scenario) checkData(res *engine.Response, u *user) error {
+	return res.Check(func(res *engine.Response) error {
+		var items []item
+		dec := json.NewDecoder(bytes.NewReader(res.Body))
+		if err := dec.Decode(&items); err != nil || dec.More() {
+			return engine.Fail("data-json", "/data is not a JSON array of {service, data}: %v", err)
+		}
+		var got []string
+		for _, it := range items {
+			got = append(got, it.Service)
+		}
+		want := u.subscribed()
+		sorted := slices.Clone(got)
+		slices.SortFunc(sorted, func(a, b string) int { return slices.Index(data.Services, a) - slices.Index(data.Services, b) })
+		if !slices.Equal(sorted, want) {
+			return violation("data-services", "/data of a %s user subscribed to [%s] answered for [%s]", u.grade,
+				strings.Join(want, " "), strings.Join(got, " "))
+		}
+		svc := s.services()
+		if svc == nil {
+			return engine.Internalf("services", "the external services are not running")
+		}
+		for _, it := range items {
+			if err := checkAnswer(svc, it, u.subs[it.Service], res.Sent, res.Received); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// violation is a wrong or stale answer: it fails the run.
+func violation(code, format string, args ...any) error {
+	return engine.Criticalf(code, format, args...)
+}
+
+// checkAnswer checks one service's answer relayed for parameters p, in a /data sent at sent and received at
+// received.
+func checkAnswer(svc *services.Services, it item, p data.Params, sent, received time.Time) error {
+	strict := func(v any) error {
+		dec := json.NewDecoder(bytes.NewReader(it.Data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(v); err != nil {
+			return violation("data-answer", "%s: the answer is not the service's (%v)", it.Service, err)
+		}
+		return nil
+	}
+	wrong := func(format string, args ...any) error {
+		return violation("data-"+it.Service, it.Service+": "+format, args...)
+	}
+	switch it.Service {
+	case data.Postal, data.Postal2:
+		var a services.PostalAnswer
+		if err := strict(&a); err != nil {
+			return err
+		}
+		want, _ := services.Address(p.Code)
+		if a.Code != p.Code || a.Address != want {
+			return wrong("code %q address %q, want the user's code %q and its address %q", a.Code, a.Address, p.Code, want)
+		}
+	case data.Surname, data.GivenName:
+		var a services.NamesAnswer
+		if err := strict(&a); err != nil {
+			return err
+		}
+		list := services.Surnames()
+		if it.Service == data.GivenName {
+			list = services.GivenNames()
+		}
+		want := services.SearchNames(list, p.Q)
+		if a.Query != p.Q || !slices.Equal(a.Names, want) {
+			return wrong("query %q with %d names, want the user's query %q with its %d names", a.Query, len(a.Names), p.Q, len(want))
+		}
+	case data.Weather:
+		var a services.WeatherAnswer
+		if err := strict(&a); err != nil {
+			return err
+		}
+		date := time.UnixMilli(a.Date)
+		forecast, temp := services.Forecast(p.Location, date)
+		switch {
+		case a.Location != p.Location:
+			return wrong("location %q, want the user's %q", a.Location, p.Location)
+		case !services.WeatherPeriodAt(date).Equal(date) || a.Forecast != forecast || a.Temperature != temp:
+			return wrong("a forecast the service never gave (%s, %d at %s)", a.Forecast, a.Temperature, date.UTC().Format(time.RFC3339Nano))
+		case date.After(received):
+			return wrong("dated %s, after the answer came", date.UTC().Format(time.RFC3339Nano))
+		case sent.Sub(date) > weatherFreshness:
+			return wrong("the forecast of %s was %s old when /data was asked; at most %s", date.UTC().Format(time.RFC3339),
+				sent.Sub(date).Round(time.Millisecond), weatherFreshness)
+		}
+	case data.Security:
+		var a services.TokenAnswer
+		if err := strict(&a); err != nil {
+			return err
+		}
+		if a.Req != p.Req || a.Key != p.Token {
+			return wrong("req %q key %q, want the user's", a.Req, a.Key)
+		}
+		issued, err := svc.CheckOnetime(a.Key, a.Req, a.OnetimeToken)
+		switch {
+		case err != nil:
+			return wrong("a one-time token the service never issued for this user (%v)", err)
+		case issued.After(received):
+			return wrong("a one-time token issued after the answer came")
+		case sent.Sub(issued) > tokenFreshness:
+			return wrong("a one-time token %s old when /data was asked; at most %s", sent.Sub(issued).Round(time.Millisecond), tokenFreshness)
+		}
+	case data.Attacked:
+		var a services.AttackedAnswer
+		if err := strict(&a); err != nil {
+			return err
+		}
+		v, ok := svc.AttackedVersion(time.UnixMilli(a.UpdatedAt))
+		if !ok {
+			return wrong("updated_at %d is no list the service ever had", a.UpdatedAt)
+		}
+		keys := svc.AttackedKeys(p.Token, v.Seq)
+		switch {
+		case [3]string{a.Key1, a.Key2, a.Key3} != keys:
+			return wrong("keys of another token or list, not the user's")
+		case v.Start.After(received):
+			return wrong("a list that began after the answer came")
+		case !v.End.IsZero() && sent.Sub(v.End) > attackedFreshness:
+			return wrong("a list replaced %s before /data was asked; at most %s", sent.Sub(v.End).Round(time.Millisecond), attackedFreshness)
+		}
+	default:
+		return violation("data-services", "/data answered for a service %q", it.Service)
+	}
+	return nil
+}

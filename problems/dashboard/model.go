@@ -1,0 +1,110 @@
+package dashboard
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/tunecon/tunecon/problems/dashboard/data"
+)
+
+// user is the benchmarker's model of one user. A session borrows a user for itself alone, so its subscriptions
+// are exactly what the app has while the session runs.
+type user struct {
+	email, password, grade string
+	subs                   data.Subscriptions
+	// unsure marks a user whose last change has an unknown outcome (its answer never came or was wrong): it is
+	// never used again.
+	unsure bool
+}
+
+// model holds the users sessions may borrow.
+type model struct {
+	mu   sync.Mutex
+	free []*user
+	made int // users signed up during the run
+	seed uint64
+}
+
+func newModel(c data.Config) *model {
+	m := &model{free: make([]*user, 0, c.Users), seed: c.Seed}
+	for id := int64(1); id <= int64(c.Users); id++ {
+		u := c.User(id)
+		m.free = append(m.free, &user{email: u.Email, password: u.Password, grade: u.Grade, subs: u.Subs})
+	}
+	return m
+}
+
+// borrow takes a random free user, or nil when every user is taken.
+func (m *model) borrow(rnd *rand.Rand) *user {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.free) == 0 {
+		return nil
+	}
+	i := rnd.IntN(len(m.free))
+	u := m.free[i]
+	m.free[i] = m.free[len(m.free)-1]
+	m.free = m.free[:len(m.free)-1]
+	return u
+}
+
+// giveBack returns a user to the free ones, unless it is unsure.
+func (m *model) giveBack(u *user) {
+	if u.unsure {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.free = append(m.free, u)
+}
+
+// newUser makes a user to sign up, with a new email and no subscriptions.
+func (m *model) newUser(grade string) *user {
+	m.mu.Lock()
+	m.made++
+	n := m.made
+	m.mu.Unlock()
+	rnd := m.runStream(uint64(n))
+	return &user{email: "new" + strconv.Itoa(n) + "@dashboard.test", password: data.Password(rnd.IntN), grade: grade,
+		subs: data.Subscriptions{}}
+}
+
+// runStream is a random source of the run's own draws.
+func (m *model) runStream(n uint64) *rand.Rand { return rand.New(rand.NewPCG(m.seed, 0x72756e<<32|n)) }
+
+// change picks a change of u's subscriptions: a service it does not subscribe to yet, or new parameters for one
+// it does, or (one time in four) the removal of one (p nil).
+func (m *model) change(rnd *rand.Rand, u *user) (service string, p *data.Params) {
+	allowed := data.Allowed(u.grade)
+	var unsubscribed, subscribed []string
+	for _, s := range allowed {
+		if _, ok := u.subs[s]; ok {
+			subscribed = append(subscribed, s)
+		} else {
+			unsubscribed = append(unsubscribed, s)
+		}
+	}
+	if len(subscribed) == 0 || len(unsubscribed) > 0 && rnd.IntN(2) == 0 {
+		service = unsubscribed[rnd.IntN(len(unsubscribed))]
+	} else {
+		service = subscribed[rnd.IntN(len(subscribed))]
+		if rnd.IntN(4) == 0 {
+			return service, nil
+		}
+	}
+	np := data.NewParams(rnd.IntN, service)
+	return service, &np
+}
+
+// subscribed lists u's services in the manual's order.
+func (u *user) subscribed() []string {
+	var out []string
+	for _, s := range data.Services {
+		if _, ok := u.subs[s]; ok {
+			out = append(out, s)
+		}
+	}
+	return slices.Clip(out)
+}

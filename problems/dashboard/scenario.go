@@ -1,0 +1,361 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/dashboard/data"
+	"github.com/tunecon/tunecon/problems/dashboard/services"
+)
+
+// Version of the scenario: bump it when a check, a number or the user mix changes, so that results say which
+// rules they were scored by.
+const Version = "1"
+
+// Score tags (MANUAL: "Scoring").
+const (
+	tagPage     = "page"
+	tagData     = "data"
+	tagRedirect = "redirect"
+)
+
+// The rules' numbers, each stated in the manual.
+const (
+	weightPage     = 1
+	weightData     = 3
+	weightRedirect = 0.1
+	penaltyError   = 10
+	penaltyTimeout = 20
+	// maxErrorRate fails a run whose errors and timeouts reach this share of its scored requests.
+	maxErrorRate = 0.01
+	// Freshness promises: how old a relayed answer may be at the moment the benchmarker sent the request.
+	weatherFreshness  = services.WeatherPeriod + time.Second
+	tokenFreshness    = services.TokenValidity
+	attackedFreshness = 16 * time.Second
+	// The sessions: pollsMin to pollsMax /data polls at the grade's refresh interval divided by pollScale; one
+	// poll in modifyEvery is followed by a change of subscription; one session in signupEvery signs up.
+	pollsMin    = 5
+	pollsMax    = 10
+	pollScale   = 10
+	modifyEvery = 4
+	signupEvery = 20
+	// startUsers, growth, maxUsers and slowRequest drive the load controller. /data waits on the services, so
+	// a request is slow only past what a serial reference call of every service takes.
+	startUsers  = 4
+	growth      = 1.0
+	maxUsers    = 3000
+	slowRequest = 2 * time.Second
+	// finalCheckUsers is how many users' /data the final check reads.
+	finalCheckUsers = 20
+)
+
+// Think times between pages (MANUAL: "The users").
+var (
+	thinkMin = 200 * time.Millisecond
+	thinkMax = 800 * time.Millisecond
+)
+
+// Scenario is the dashboard benchmark.
+type Scenario struct {
+	m *model
+
+	mu  sync.Mutex
+	svc *services.Services // started by Initialize, stopped by Close
+}
+
+var (
+	_ engine.Scenario    = (*Scenario)(nil)
+	_ engine.Initializer = (*Scenario)(nil)
+	_ engine.Closer      = (*Scenario)(nil)
+)
+
+// NewScenario returns a scenario for one run.
+func NewScenario() (*Scenario, error) {
+	return &Scenario{m: newModel(data.Default())}, nil
+}
+
+// Meta declares the rules.
+func (s *Scenario) Meta() engine.Meta {
+	return engine.Meta{
+		Problem: Name,
+		Version: Version,
+		Rules: engine.Rules{
+			Weights: map[string]float64{tagPage: weightPage, tagData: weightData, tagRedirect: weightRedirect},
+			Deduction: engine.PerError(map[engine.Class]float64{
+				engine.ClassApplication: penaltyError, engine.ClassTimeout: penaltyTimeout}),
+			Pass: []engine.PassRule{engine.MaxErrorRate(maxErrorRate), engine.DeductionBelowRaw()},
+		},
+		Assets: Manifest(),
+		Load:   engine.LoadPolicy{StartUsers: startUsers, Growth: growth, SlowRequest: slowRequest, MaxUsers: maxUsers},
+	}
+}
+
+// Initialize starts the external services on loopback ports of their own and tells the app where they are.
+func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
+	svc, err := services.Start(ctx, services.Config{Seed: r.Seed, Now: r.Now})
+	if err != nil {
+		return engine.Internalf("services", "starting the external services: %v", err)
+	}
+	s.mu.Lock()
+	s.svc = svc
+	s.mu.Unlock()
+	body, _ := json.Marshal(map[string]string{"http": svc.HTTP(), "https": svc.HTTPS()})
+	return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/json"}}, body)
+}
+
+// Close stops the external services.
+func (s *Scenario) Close() error {
+	s.mu.Lock()
+	svc := s.svc
+	s.svc = nil
+	s.mu.Unlock()
+	if svc == nil {
+		return nil
+	}
+	return svc.Close()
+}
+
+// services returns the running services.
+func (s *Scenario) services() *services.Services {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.svc
+}
+
+// PreCheck checks the initialized app one request at a time, negative cases included: the pages signed out, then
+// for one new user of each grade, sign-up, sign-in, the pages, a subscription to every allowed service with /data
+// after each, one refused service, a removal; then a user of the initial data. Any error fails the run.
+func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	for _, path := range []string{"/", "/modify"} {
+		res, err := a.Get(ctx, "GET "+path, path)
+		if err != nil {
+			return err
+		}
+		if err := checkRedirect(res, "/login"); err != nil {
+			return err
+		}
+	}
+	for _, path := range []string{"/data", "/user.js"} {
+		if err := expect(ctx, a, "GET "+path, path, nil, http.StatusForbidden); err != nil {
+			return err
+		}
+	}
+	if err := expect(ctx, a, "POST /modify", "/modify", url.Values{"service": {data.Postal}, "code": {"1234567"}}, http.StatusForbidden); err != nil {
+		return err
+	}
+	rnd := s.m.runStream(0)
+	for i, grade := range data.Grades {
+		u := s.m.newUser(grade)
+		bad := []url.Values{
+			{"email": {"no-at-sign"}, "password": {u.password}, "grade": {grade}},
+			{"email": {u.email}, "password": {"short"}, "grade": {grade}},
+			{"email": {u.email}, "password": {u.password}, "grade": {"platinum"}},
+		}
+		if i == 0 {
+			for _, form := range bad {
+				if err := expect(ctx, a, "POST /signup", "/signup", form, http.StatusBadRequest); err != nil {
+					return err
+				}
+			}
+		}
+		if err := s.signup(ctx, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		if i == 0 {
+			taken := url.Values{"email": {u.email}, "password": {u.password}, "grade": {grade}}
+			if err := expect(ctx, a, "POST /signup", "/signup", taken, http.StatusConflict); err != nil {
+				return err
+			}
+			wrong := url.Values{"email": {u.email}, "password": {u.password + "x"}}
+			if err := expect(ctx, a, "POST /login", "/login", wrong, http.StatusForbidden); err != nil {
+				return err
+			}
+		}
+		if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		if err := s.dashboard(ctx, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		if err := s.data(ctx, r, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		if err := s.modifyPage(ctx, a, u); err != nil {
+			return err
+		}
+		for _, service := range data.Services {
+			p := data.NewParams(rnd.IntN, service)
+			if !data.Allows(grade, service) {
+				if err := expect(ctx, a, "POST /modify", "/modify", modifyForm(service, p), http.StatusForbidden); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := s.modify(ctx, a, u, service, &p, engine.NoScore); err != nil {
+				return err
+			}
+			if err := s.data(ctx, r, a, u, engine.NoScore); err != nil {
+				return err
+			}
+		}
+		for _, form := range []url.Values{
+			{"service": {"nosuch"}, "code": {"1234567"}},
+			{"service": {data.Postal}, "code": {"12345"}},
+			{"service": {data.Surname}, "q": {"Ka"}},
+		} {
+			if err := expect(ctx, a, "POST /modify", "/modify", form, http.StatusBadRequest); err != nil {
+				return err
+			}
+		}
+		if err := s.modify(ctx, a, u, data.Surname, nil, engine.NoScore); err != nil {
+			return err
+		}
+		if err := s.data(ctx, r, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		if err := s.signout(ctx, a, engine.NoScore); err != nil {
+			return err
+		}
+		if err := expect(ctx, a, "GET /data", "/data", nil, http.StatusForbidden); err != nil {
+			return err
+		}
+		s.m.giveBack(u)
+	}
+	u := s.m.borrow(r.Rand(1))
+	defer s.m.giveBack(u)
+	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	if err := s.data(ctx, r, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	return s.signout(ctx, a, engine.NoScore)
+}
+
+// User plays one session: a user of the initial data (or, one time in signupEvery, a new one) signs in, loads the
+// dashboard, polls /data at the grade's interval scaled down, now and then changes a subscription and reads
+// /data at once, and signs out.
+func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
+	u.ClearCookies()
+	var w *user
+	if u.Rand.IntN(signupEvery) == 0 {
+		w = s.m.newUser(pickGrade(u.Rand.IntN(100)))
+		if err := s.signup(ctx, u.Agent, w, u); err != nil {
+			return err // w is unsure: it is not given back
+		}
+	} else if w = s.m.borrow(u.Rand); w == nil {
+		u.Think(ctx, thinkMin, thinkMax)
+		return nil
+	}
+	keep := true
+	defer func() {
+		if keep {
+			s.m.giveBack(w)
+		}
+	}()
+	if err := s.signin(ctx, u.Agent, w, u); err != nil {
+		return err
+	}
+	if err := s.dashboard(ctx, u.Agent, w, u); err != nil {
+		return err
+	}
+	interval := data.Refresh(w.grade) / pollScale
+	for n := pollsMin + u.Rand.IntN(pollsMax-pollsMin+1); n > 0; n-- {
+		if err := s.data(ctx, r, u.Agent, w, u); err != nil {
+			return err
+		}
+		if u.Rand.IntN(modifyEvery) == 0 {
+			service, p := s.m.change(u.Rand, w)
+			if err := s.modify(ctx, u.Agent, w, service, p, u); err != nil {
+				keep = !w.unsure
+				return err
+			}
+			if err := s.data(ctx, r, u.Agent, w, u); err != nil {
+				return err
+			}
+		}
+		if !r.Sleep(ctx, interval) {
+			return nil
+		}
+	}
+	return s.signout(ctx, u.Agent, u)
+}
+
+// FinalCheck reads /data of a sample of the users, signed in again.
+func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
+	a := r.NewAgent()
+	defer a.Close()
+	rnd := r.Rand(3)
+	for range finalCheckUsers {
+		u := s.m.borrow(rnd)
+		if u == nil {
+			return nil
+		}
+		a.ClearCookies()
+		err := s.signin(ctx, a, u, engine.NoScore)
+		if err == nil {
+			err = s.data(ctx, r, a, u, engine.NoScore)
+		}
+		s.m.giveBack(u)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pickGrade turns a number in [0, 100) into a grade with the initial data's shares.
+func pickGrade(n int) string {
+	switch {
+	case n < 40:
+		return data.Micro
+	case n < 70:
+		return data.Small
+	case n < 90:
+		return data.Standard
+	}
+	return data.Premium
+}
+
+// modifyForm is the form of POST /modify that subscribes to service with p, or removes it when p is nil.
+func modifyForm(service string, p data.Params) url.Values {
+	form := url.Values{"service": {service}}
+	for name, v := range map[string]string{"code": p.Code, "q": p.Q, "location": p.Location, "req": p.Req, "token": p.Token} {
+		if v != "" {
+			form.Set(name, v)
+		}
+	}
+	return form
+}
+
+// expect sends a request that must answer status: a GET when form is nil, else a POST of form.
+func expect(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, status int) error {
+	var res *engine.Response
+	var err error
+	if form == nil {
+		res, err = a.Get(ctx, endpoint, path)
+	} else {
+		res, err = a.PostForm(ctx, endpoint, path, form)
+	}
+	if err != nil {
+		return err
+	}
+	return res.Check(engine.Status(status))
+}
+
+// checkRedirect checks a 303 to path.
+func checkRedirect(res *engine.Response, path string) error {
+	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
+		if loc != path {
+			return "expected " + path
+		}
+		return ""
+	}))
+}

@@ -1,0 +1,195 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/dashboard/data"
+)
+
+// signup signs u up: the form, then its post, which must send the browser to /login.
+func (s *Scenario) signup(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
+	res, err := a.Get(ctx, "GET /signup", "/signup")
+	if err != nil {
+		return err
+	}
+	if err := res.Check(engine.Status(http.StatusOK), engine.Exists(`form#signup[method="post"][action="/signup"]`),
+		engine.Exists(`form#signup input[name="email"]`), engine.Exists(`form#signup input[name="password"]`),
+		engine.Count(`form#signup select[name="grade"] option`, len(data.Grades))); err != nil {
+		return err
+	}
+	sc.Score(tagPage)
+	form := url.Values{"email": {u.email}, "password": {u.password}, "grade": {u.grade}}
+	res, err = a.PostForm(ctx, "POST /signup", "/signup", form)
+	if err != nil {
+		return err
+	}
+	if err := checkRedirect(res, "/login"); err != nil {
+		return err
+	}
+	sc.Score(tagRedirect)
+	return nil
+}
+
+// signin signs u in: the form, then its post, which must send the browser to /.
+func (s *Scenario) signin(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
+	res, err := a.Get(ctx, "GET /login", "/login")
+	if err != nil {
+		return err
+	}
+	if err := res.Check(engine.Status(http.StatusOK), engine.Exists(`form#login[method="post"][action="/login"]`),
+		engine.Exists(`form#login input[name="email"]`), engine.Exists(`form#login input[name="password"]`)); err != nil {
+		return err
+	}
+	sc.Score(tagPage)
+	res, err = a.PostForm(ctx, "POST /login", "/login", url.Values{"email": {u.email}, "password": {u.password}})
+	if err != nil {
+		return err
+	}
+	if err := checkRedirect(res, "/"); err != nil {
+		return err
+	}
+	sc.Score(tagRedirect)
+	return nil
+}
+
+// signout ends the session, which must send the browser to /login.
+func (s *Scenario) signout(ctx context.Context, a *engine.Agent, sc engine.Scorer) error {
+	res, err := a.PostForm(ctx, "POST /logout", "/logout", url.Values{})
+	if err != nil {
+		return err
+	}
+	if err := checkRedirect(res, "/login"); err != nil {
+		return err
+	}
+	sc.Score(tagRedirect)
+	return nil
+}
+
+// dashboard loads / with its static files and /user.js.
+func (s *Scenario) dashboard(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
+	res, err := a.Get(ctx, "GET /", "/")
+	if err != nil {
+		return err
+	}
+	if err := res.Check(engine.Status(http.StatusOK), engine.ContentType("text/html"), private(), who(u),
+		engine.Exists(`a#modify-link[href="/modify"]`), engine.Exists(`ul#services`),
+		engine.Exists(`script[src="/user.js"]`), engine.Exists(`script[src="/static/js/dashboard.js"]`)); err != nil {
+		return err
+	}
+	if err := a.FetchAssets(ctx, res); err != nil {
+		return err
+	}
+	sc.Score(tagPage)
+	res, err = a.Get(ctx, "GET /user.js", "/user.js")
+	if err != nil {
+		return err
+	}
+	want := fmt.Sprintf("var DASHBOARD_REFRESH_MS = %d;", data.Refresh(u.grade).Milliseconds())
+	if err := res.Check(engine.Status(http.StatusOK), engine.ContentType("application/javascript"), private()); err != nil {
+		return err
+	}
+	if err := res.Check(func(res *engine.Response) error {
+		if !strings.Contains(string(res.Body), want) {
+			return engine.Fail("user-js", "/user.js of a %s user does not say %q", u.grade, want)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	sc.Score(tagPage)
+	return nil
+}
+
+// modifyPage reads /modify: one form per service u's grade allows, no other.
+func (s *Scenario) modifyPage(ctx context.Context, a *engine.Agent, u *user) error {
+	res, err := a.Get(ctx, "GET /modify", "/modify")
+	if err != nil {
+		return err
+	}
+	return res.Check(engine.Status(http.StatusOK), engine.ContentType("text/html"), private(), who(u),
+		engine.HTML(func(doc *goquery.Document) error {
+			var got []string
+			doc.Find(`form.service`).Each(func(_ int, f *goquery.Selection) {
+				got = append(got, f.AttrOr("data-service", ""))
+			})
+			if want := data.Allowed(u.grade); !slices.Equal(got, want) {
+				return engine.Fail("modify-forms", "a %s user's /modify has forms for %v, want %v", u.grade, got, want)
+			}
+			return nil
+		}))
+}
+
+// modify subscribes u to service with p (nil: removes it) and, once the app has answered 303, records it.
+func (s *Scenario) modify(ctx context.Context, a *engine.Agent, u *user, service string, p *data.Params, sc engine.Scorer) error {
+	form := url.Values{"service": {service}, "remove": {"1"}}
+	if p != nil {
+		form = modifyForm(service, *p)
+	}
+	res, err := a.PostForm(ctx, "POST /modify", "/modify", form)
+	if err == nil {
+		err = checkRedirect(res, "/modify")
+	}
+	if err != nil {
+		u.unsure = true
+		return err
+	}
+	if p == nil {
+		delete(u.subs, service)
+	} else {
+		u.subs[service] = *p
+	}
+	sc.Score(tagRedirect)
+	return nil
+}
+
+// data reads /data and checks every service's answer.
+func (s *Scenario) data(ctx context.Context, r *engine.Run, a *engine.Agent, u *user, sc engine.Scorer) error {
+	res, err := a.Get(ctx, "GET /data", "/data")
+	if err != nil {
+		return err
+	}
+	if err := res.Check(engine.Status(http.StatusOK), engine.ContentType("application/json"), private()); err != nil {
+		return err
+	}
+	if err := s.checkData(res, u); err != nil {
+		return err
+	}
+	sc.Score(tagData)
+	return nil
+}
+
+// who checks the heading of a signed-in page: u's email and grade.
+func who(u *user) engine.Check {
+	return engine.HTML(func(doc *goquery.Document) error {
+		h := doc.Find("h1#who").First()
+		if h.Length() == 0 {
+			return engine.Fail("who", "no h1#who")
+		}
+		if got := strings.TrimSpace(h.Text()); got != u.email {
+			return engine.Fail("who", "h1#who says %q, want %q", got, u.email)
+		}
+		if got := h.AttrOr("data-grade", ""); got != u.grade {
+			return engine.Fail("who", "h1#who has data-grade %q, want %q", got, u.grade)
+		}
+		return nil
+	})
+}
+
+// private checks that an answer to a signed-in session may not be kept by a shared cache.
+func private() engine.Check {
+	return func(res *engine.Response) error {
+		cc := strings.ToLower(res.Header.Get("Cache-Control"))
+		if !strings.Contains(cc, "private") && !strings.Contains(cc, "no-store") {
+			return engine.Fail("cache-control", "Cache-Control %q: an answer to a signed-in session must be private", cc)
+		}
+		return nil
+	}
+}
