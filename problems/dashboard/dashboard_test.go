@@ -1,10 +1,16 @@
 package dashboard_test
 
 import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/dashboard"
 )
@@ -22,4 +28,186 @@ func TestConformance(t *testing.T) {
 // TestManifest: the benchmarker's manifest is exactly the public files.
 func TestManifest(t *testing.T) {
 	apptest.CheckManifest(t, dashboard.StaticManifest(), "webapp/public", "/static")
+}
+
+// patched benchmarks the Go app with its source changed.
+func patched(t *testing.T, load time.Duration, replacements ...[2]string) *engine.Result {
+	t.Helper()
+	app := apps.Start(t, "go", kit.StoreSQLite, apptest.Patched(t, "webapp/go", replacements...))
+	return apptest.Bench(t, dashboard.Problem, app, load)
+}
+
+// proxied benchmarks the Go app behind a proxy that adds one defect.
+func proxied(t *testing.T, p *apptest.Proxy) *engine.Result {
+	t.Helper()
+	return apptest.Bench(t, dashboard.Problem, p.Start(t, apps.Start(t, "go", kit.StoreSQLite, "")), 5*time.Second)
+}
+
+// cached patches the Go app's service calls with a cache of ttl for the services named, keyed by the Go
+// expression key (over the parameters p and the service name): the cheapest cheat of the problem.
+func cached(services []string, key string, ttl time.Duration) [][2]string {
+	return [][2]string{
+		{"\"syscall\"\n", "\"sync\"\n\t\"syscall\"\n"},
+		{`func callService(ctx context.Context, service string, p map[string]string, httpBase, httpsBase string) (json.RawMessage, error) {`,
+			fmt.Sprintf(`var cheat sync.Map
+
+type cheatEntry struct {
+	at     time.Time
+	answer json.RawMessage
+}
+
+func callService(ctx context.Context, service string, p map[string]string, httpBase, httpsBase string) (json.RawMessage, error) {
+	if !slices.Contains(%#v, service) {
+		return callServiceNow(ctx, service, p, httpBase, httpsBase)
+	}
+	key := service + "|" + %s
+	if e, ok := cheat.Load(key); ok && time.Since(e.(cheatEntry).at) < %d {
+		return e.(cheatEntry).answer, nil
+	}
+	answer, err := callServiceNow(ctx, service, p, httpBase, httpsBase)
+	if err == nil {
+		cheat.Store(key, cheatEntry{time.Now(), answer})
+	}
+	return answer, err
+}
+
+func callServiceNow(ctx context.Context, service string, p map[string]string, httpBase, httpsBase string) (json.RawMessage, error) {`,
+				services, key, int64(ttl))},
+	}
+}
+
+// sharedData patches the Go app to answer /data from one cache for everyone, a second at a time.
+var sharedData = [][2]string{
+	{"\"syscall\"\n", "\"sync\"\n\t\"syscall\"\n"},
+	{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {", `var cheatData struct {
+	sync.Mutex
+	at   time.Time
+	body []byte
+}
+
+type cheatWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (c *cheatWriter) Write(b []byte) (int, error) { c.buf.Write(b); return c.ResponseWriter.Write(b) }
+
+func (app *App) getData(w http.ResponseWriter, r *http.Request) {
+	cheatData.Lock()
+	if time.Since(cheatData.at) < time.Second {
+		body := cheatData.body
+		cheatData.Unlock()
+		w.Header().Set("Cache-Control", "private")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+		return
+	}
+	cheatData.Unlock()
+	cw := &cheatWriter{ResponseWriter: w}
+	app.getDataNow(cw, r)
+	if b := cw.buf.Bytes(); len(b) > 0 && b[0] == '[' {
+		cheatData.Lock()
+		cheatData.at, cheatData.body = time.Now(), b
+		cheatData.Unlock()
+	}
+}
+
+func (app *App) getDataNow(w http.ResponseWriter, r *http.Request) {`},
+}
+
+// dataItems rewrites /data's JSON array with f.
+func dataItems(f func(items []map[string]any) []map[string]any) *apptest.Proxy {
+	return &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, status int, _ http.Header, body []byte) []byte {
+		var items []map[string]any
+		if r.URL.Path != "/data" || status != http.StatusOK || json.Unmarshal(body, &items) != nil {
+			return body
+		}
+		out, _ := json.Marshal(f(items))
+		return out
+	}}
+}
+
+// TestEachDefectFails: every check of the manual, broken once, in a patched build of the Go app or by a proxy in
+// front of it, FAILs the run for its own reason.
+func TestEachDefectFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	for _, c := range []struct {
+		name  string
+		patch [][2]string
+		load  time.Duration
+		proxy *apptest.Proxy
+		want  string
+	}{
+		{name: "the weather cached 5 s", patch: cached([]string{"weather"}, `p["location"]`, 5*time.Second), load: 15 * time.Second,
+			want: `weather: the forecast of .* old when /data was asked`},
+		{name: "tokens cached across users by req", patch: cached([]string{"security"}, `p["req"]`, 10*time.Second),
+			want: `security: req .* key .*, want the user's`},
+		{name: "the attacked list cached across users", patch: cached([]string{"attacked"}, `""`, 10*time.Second),
+			want: `attacked: keys of another token`},
+		{name: "a postal address cached for all codes", patch: cached([]string{"postal"}, `""`, time.Minute),
+			want: `postal: code .* want the user's code`},
+		{name: "every answer cached for good", patch: cached([]string{"postal", "postal2", "surname", "givenname", "weather", "security", "attacked"}, `fmt.Sprint(p)`, time.Hour),
+			load: 15 * time.Second, want: `weather: the forecast of .* old|one-time token .* old|list replaced`},
+		{name: "/data from a cache shared by all users", patch: sharedData, want: `answered for|want the user's|another token|expected status 403, got 200`},
+		{name: "tokens cached 30 s for each user", patch: cached([]string{"security"}, `p["req"] + p["token"]`, 30*time.Second),
+			want: `security: a one-time token .* old when /data was asked`},
+		{name: "the attacked list cached 30 s for each token", patch: cached([]string{"attacked"}, `p["token"]`, 30*time.Second),
+			want: `attacked: a list replaced .* before /data was asked`},
+		{name: "a premium service offered to a small user", patch: [][2]string{{`"small":    {"postal", "postal2", "surname", "givenname"},`,
+			`"small":    {"postal", "postal2", "surname", "givenname", "security"},`}}, want: `forms for|expected status 403`},
+		{name: "a removed subscription still shown", patch: [][2]string{{"\t\t\tdelete(subs, service)\n", "\t\t\t_ = subs\n"}},
+			want: `data-services|answered for`},
+		{name: "one service's answer dropped", proxy: dataItems(func(items []map[string]any) []map[string]any {
+			if len(items) > 1 {
+				return items[1:]
+			}
+			return items
+		}), want: `answered for`},
+		{name: "a service's answer given twice", proxy: dataItems(func(items []map[string]any) []map[string]any {
+			if len(items) > 0 {
+				return append(items, items[0])
+			}
+			return items
+		}), want: `answered for`},
+		{name: "a postal answer altered", proxy: dataItems(func(items []map[string]any) []map[string]any {
+			for _, it := range items {
+				if d, ok := it["data"].(map[string]any); ok && it["service"] == "postal" {
+					d["address"] = fmt.Sprint(d["address"], " 1")
+				}
+			}
+			return items
+		}), want: `postal: code .* address`},
+		{name: "a field added to an answer", proxy: dataItems(func(items []map[string]any) []map[string]any {
+			for _, it := range items {
+				if d, ok := it["data"].(map[string]any); ok {
+					d["cached"] = true
+				}
+			}
+			return items
+		}), want: `the answer is not the service's`},
+		{name: "no Cache-Control: private", proxy: &apptest.Proxy{Rewrite: func(_ *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
+			h.Del("Cache-Control")
+			return body
+		}}, want: `an answer to a signed-in session must be private`},
+		{name: "another grade's refresh in /user.js", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
+			if r.URL.Path == "/user.js" {
+				return []byte("var DASHBOARD_REFRESH_MS = 1000;\n")
+			}
+			return body
+		}}, want: `/user.js of a \w+ user does not say`},
+		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
+			want: `expected status 403, got 303`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var res *engine.Result
+			if c.proxy != nil {
+				res = proxied(t, c.proxy)
+			} else {
+				res = patched(t, cmp.Or(c.load, 5*time.Second), c.patch...)
+			}
+			apptest.ExpectFail(t, res, c.want)
+		})
+	}
 }

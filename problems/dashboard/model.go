@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/tunecon/tunecon/problems/dashboard/data"
 )
@@ -17,6 +18,8 @@ type user struct {
 	// unsure marks a user whose last change has an unknown outcome (its answer never came or was wrong): it is
 	// never used again.
 	unsure bool
+	// lastData is when the request of u's last checked /data was sent (zero: none in this run).
+	lastData time.Time
 }
 
 // model holds the users sessions may borrow.
@@ -96,6 +99,41 @@ func (m *model) change(rnd *rand.Rand, u *user) (service string, p *data.Params)
 	}
 	np := data.NewParams(rnd.IntN, service)
 	return service, &np
+}
+
+// returning takes up to n free users who read /data during the run, those subscribed to a timed service (weather,
+// security, attacked) first, the earliest readers first among equals.
+func (m *model) returning(n int) []*user {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var seen []int
+	for i, u := range m.free {
+		if !u.lastData.IsZero() {
+			seen = append(seen, i)
+		}
+	}
+	timed := func(u *user) int {
+		for _, s := range []string{data.Weather, data.Security, data.Attacked} {
+			if _, ok := u.subs[s]; ok {
+				return 0
+			}
+		}
+		return 1
+	}
+	slices.SortFunc(seen, func(i, j int) int {
+		a, b := m.free[i], m.free[j]
+		if c := timed(a) - timed(b); c != 0 {
+			return c
+		}
+		return a.lastData.Compare(b.lastData)
+	})
+	seen = seen[:min(n, len(seen))]
+	out := make([]*user, 0, len(seen))
+	for _, i := range seen {
+		out = append(out, m.free[i])
+	}
+	m.free = slices.DeleteFunc(m.free, func(u *user) bool { return slices.Contains(out, u) })
+	return out
 }
 
 // subscribed lists u's services in the manual's order.

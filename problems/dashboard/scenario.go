@@ -50,8 +50,11 @@ const (
 	growth      = 1.0
 	maxUsers    = 3000
 	slowRequest = 2 * time.Second
-	// finalCheckUsers is how many users' /data the final check reads.
-	finalCheckUsers = 20
+	// The final check comes back to revisitUsers users who read /data during the load, revisitAfter after their
+	// last read (past every freshness promise), then reads /data of finalCheckUsers others.
+	revisitUsers    = 5
+	revisitAfter    = attackedFreshness + time.Second
+	finalCheckUsers = 10
 )
 
 // Think times between pages (MANUAL: "The users").
@@ -205,6 +208,11 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 				return err
 			}
 		}
+		if grade == data.Standard {
+			if err := s.preCheckWeather(ctx, r, a, u); err != nil {
+				return err
+			}
+		}
 		for _, form := range []url.Values{
 			{"service": {"nosuch"}, "code": {"1234567"}},
 			{"service": {data.Postal}, "code": {"12345"}},
@@ -227,6 +235,11 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 		s.m.giveBack(u)
+		if grade == data.Premium {
+			if err := s.preCheckTwin(ctx, r, a, u.subs[data.Security]); err != nil {
+				return err
+			}
+		}
 	}
 	u := s.m.borrow(r.Rand(1))
 	defer s.m.giveBack(u)
@@ -236,6 +249,56 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := s.data(ctx, r, a, u, engine.NoScore); err != nil {
 		return err
 	}
+	return s.signout(ctx, a, engine.NoScore)
+}
+
+// preCheckWeather reads /data of u, subscribed to the weather, then again once its forecast's period has been
+// over for a little longer than the promise allows a forecast to outlive it: a kept forecast fails here.
+func (s *Scenario) preCheckWeather(ctx context.Context, r *engine.Run, a *engine.Agent, u *user) error {
+	res, err := s.readData(ctx, a, u, engine.NoScore)
+	if err != nil {
+		return err
+	}
+	var items []struct {
+		Service string                 `json:"service"`
+		Data    services.WeatherAnswer `json:"data"`
+	}
+	_ = json.Unmarshal(res.Body, &items) // checked by readData
+	for _, it := range items {
+		if it.Service == data.Weather {
+			if !r.SleepUntil(ctx, time.UnixMilli(it.Data.Date).Add(weatherFreshness+500*time.Millisecond)) {
+				return ctx.Err()
+			}
+			return s.data(ctx, r, a, u, engine.NoScore)
+		}
+	}
+	return nil
+}
+
+// preCheckTwin signs up a second premium user whose security subscription has the same req as the first's but a
+// token of its own, and reads its /data at once: an answer kept for one user and given to another fails here.
+func (s *Scenario) preCheckTwin(ctx context.Context, r *engine.Run, a *engine.Agent, first data.Params) error {
+	u := s.m.newUser(data.Premium)
+	rnd := s.m.runStream(1)
+	if err := s.signup(ctx, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	security := data.NewParams(rnd.IntN, data.Security)
+	security.Req = first.Req
+	attacked := data.NewParams(rnd.IntN, data.Attacked)
+	if err := s.modify(ctx, a, u, data.Security, &security, engine.NoScore); err != nil {
+		return err
+	}
+	if err := s.modify(ctx, a, u, data.Attacked, &attacked, engine.NoScore); err != nil {
+		return err
+	}
+	if err := s.data(ctx, r, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	s.m.giveBack(u)
 	return s.signout(ctx, a, engine.NoScore)
 }
 
@@ -288,21 +351,46 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 	return s.signout(ctx, u.Agent, u)
 }
 
-// FinalCheck reads /data of a sample of the users, signed in again.
+// FinalCheck comes back to users who read /data during the load, each at least revisitAfter after its last read,
+// and reads their /data again: an answer kept longer than its freshness shows now, whatever the cache's lifetime.
+// Those subscribed to the timed services come first. Then it reads /data of a sample of the others.
 func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
 	rnd := r.Rand(3)
+	returning := s.m.returning(revisitUsers)
+	defer func() {
+		for _, u := range returning {
+			s.m.giveBack(u)
+		}
+	}()
+	var last time.Time
+	for _, u := range returning {
+		if u.lastData.After(last) {
+			last = u.lastData
+		}
+	}
+	if len(returning) > 0 && !r.SleepUntil(ctx, last.Add(revisitAfter)) {
+		return ctx.Err()
+	}
+	read := func(u *user) error {
+		a.ClearCookies()
+		if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+			return err
+		}
+		return s.data(ctx, r, a, u, engine.NoScore)
+	}
+	for _, u := range returning {
+		if err := read(u); err != nil {
+			return err
+		}
+	}
 	for range finalCheckUsers {
 		u := s.m.borrow(rnd)
 		if u == nil {
 			return nil
 		}
-		a.ClearCookies()
-		err := s.signin(ctx, a, u, engine.NoScore)
-		if err == nil {
-			err = s.data(ctx, r, a, u, engine.NoScore)
-		}
+		err := read(u)
 		s.m.giveBack(u)
 		if err != nil {
 			return err

@@ -152,18 +152,25 @@ func (s *Scenario) modify(ctx context.Context, a *engine.Agent, u *user, service
 
 // data reads /data and checks every service's answer.
 func (s *Scenario) data(ctx context.Context, r *engine.Run, a *engine.Agent, u *user, sc engine.Scorer) error {
+	_, err := s.readData(ctx, a, u, sc)
+	return err
+}
+
+// readData is data, returning the answer.
+func (s *Scenario) readData(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) (*engine.Response, error) {
 	res, err := a.Get(ctx, "GET /data", "/data")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := res.Check(engine.Status(http.StatusOK), engine.ContentType("application/json"), private()); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.checkData(res, u); err != nil {
-		return err
+		return nil, err
 	}
+	u.lastData = res.Sent
 	sc.Score(tagData)
-	return nil
+	return res, nil
 }
 
 // who checks the heading of a signed-in page: u's email and grade.
