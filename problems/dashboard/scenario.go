@@ -385,6 +385,9 @@ func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 	}
+	if svc := s.services(); svc != nil {
+		r.Logf("the external services so far: %+v", svc.Stats())
+	}
 	for range finalCheckUsers {
 		u := s.m.borrow(rnd)
 		if u == nil {
