@@ -181,6 +181,24 @@ func (a *Agent) PostForm(ctx context.Context, endpoint, path string, form url.Va
 	return a.Do(ctx, endpoint, http.MethodPost, path, h, []byte(form.Encode()))
 }
 
+// Expect sends a request that must pass checks (such as what cookies an
+// answer may set) and then answer status: a GET when form is nil, else a
+// POST of form. Scenarios check refusals with it (a wrong password, a page
+// for the signed-in only).
+func (a *Agent) Expect(ctx context.Context, endpoint, path string, form url.Values, status int, checks ...Check) error {
+	var res *Response
+	var err error
+	if form == nil {
+		res, err = a.Get(ctx, endpoint, path)
+	} else {
+		res, err = a.PostForm(ctx, endpoint, path, form)
+	}
+	if err != nil {
+		return err
+	}
+	return res.Check(append(checks, Status(status))...)
+}
+
 // Do sends one request. Errors are *Error values: timeouts are ClassTimeout,
 // transport failures and oversized bodies ClassApplication, and a request cut
 // off because ctx ended wraps ErrCutOff.

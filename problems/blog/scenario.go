@@ -113,7 +113,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		if !strings.HasPrefix(path, "/articles/") {
 			endpoint = "GET (unknown path)"
 		}
-		if err := expectStatus(ctx, a, endpoint, path, nil, http.StatusNotFound); err != nil {
+		if err := a.Expect(ctx, endpoint, path, nil, http.StatusNotFound); err != nil {
 			return err
 		}
 	}
@@ -146,27 +146,11 @@ func preCheckInvalidPosts(ctx context.Context, a *engine.Agent) error {
 		if b.path != "/articles" {
 			endpoint = "POST /articles/{id}/comments"
 		}
-		if err := expectStatus(ctx, a, endpoint, b.path, b.form, b.status); err != nil {
+		if err := a.Expect(ctx, endpoint, b.path, b.form, b.status); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// expectStatus sends a request that must answer status: a GET when form is
-// nil, else a POST of form.
-func expectStatus(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, status int) error {
-	var res *engine.Response
-	var err error
-	if form == nil {
-		res, err = a.Get(ctx, endpoint, path)
-	} else {
-		res, err = a.PostForm(ctx, endpoint, path, form)
-	}
-	if err != nil {
-		return err
-	}
-	return res.Check(engine.Status(status))
 }
 
 // preCheckPosts posts a comment with an empty name and markup-like text on

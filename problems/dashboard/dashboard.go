@@ -26,6 +26,7 @@ var Problem = kit.Problem{
 	After:       "ISUCON5 final (2015)",
 	Langs:       []string{"go", "python"},
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
+	Tuned:       "go",
 	Manual:      "problems/dashboard/MANUAL.md",
 	ManualText:  manual,
 	NewScenario: kit.Constructor(NewScenario),

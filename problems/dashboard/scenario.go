@@ -146,11 +146,11 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		}
 	}
 	for _, path := range []string{"/data", "/user.js"} {
-		if err := expect(ctx, a, "GET "+path, path, nil, http.StatusForbidden); err != nil {
+		if err := a.Expect(ctx, "GET "+path, path, nil, http.StatusForbidden); err != nil {
 			return err
 		}
 	}
-	if err := expect(ctx, a, "POST /modify", "/modify", url.Values{"service": {data.Postal}, "code": {"1234567"}}, http.StatusForbidden); err != nil {
+	if err := a.Expect(ctx, "POST /modify", "/modify", url.Values{"service": {data.Postal}, "code": {"1234567"}}, http.StatusForbidden); err != nil {
 		return err
 	}
 	rnd := s.m.runStream(0)
@@ -163,7 +163,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		}
 		if i == 0 {
 			for _, form := range bad {
-				if err := expect(ctx, a, "POST /signup", "/signup", form, http.StatusBadRequest); err != nil {
+				if err := a.Expect(ctx, "POST /signup", "/signup", form, http.StatusBadRequest); err != nil {
 					return err
 				}
 			}
@@ -173,11 +173,11 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		}
 		if i == 0 {
 			taken := url.Values{"email": {u.email}, "password": {u.password}, "grade": {grade}}
-			if err := expect(ctx, a, "POST /signup", "/signup", taken, http.StatusConflict); err != nil {
+			if err := a.Expect(ctx, "POST /signup", "/signup", taken, http.StatusConflict); err != nil {
 				return err
 			}
 			wrong := url.Values{"email": {u.email}, "password": {u.password + "x"}}
-			if err := expect(ctx, a, "POST /login", "/login", wrong, http.StatusForbidden); err != nil {
+			if err := a.Expect(ctx, "POST /login", "/login", wrong, http.StatusForbidden); err != nil {
 				return err
 			}
 		}
@@ -196,7 +196,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		for _, service := range data.Services {
 			p := data.NewParams(rnd.IntN, service)
 			if !data.Allows(grade, service) {
-				if err := expect(ctx, a, "POST /modify", "/modify", modifyForm(service, p), http.StatusForbidden); err != nil {
+				if err := a.Expect(ctx, "POST /modify", "/modify", modifyForm(service, p), http.StatusForbidden); err != nil {
 					return err
 				}
 				continue
@@ -218,7 +218,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 			{"service": {data.Postal}, "code": {"12345"}},
 			{"service": {data.Surname}, "q": {"Ka"}},
 		} {
-			if err := expect(ctx, a, "POST /modify", "/modify", form, http.StatusBadRequest); err != nil {
+			if err := a.Expect(ctx, "POST /modify", "/modify", form, http.StatusBadRequest); err != nil {
 				return err
 			}
 		}
@@ -231,7 +231,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		if err := s.signout(ctx, a, engine.NoScore); err != nil {
 			return err
 		}
-		if err := expect(ctx, a, "GET /data", "/data", nil, http.StatusForbidden); err != nil {
+		if err := a.Expect(ctx, "GET /data", "/data", nil, http.StatusForbidden); err != nil {
 			return err
 		}
 		s.m.giveBack(u)
@@ -424,21 +424,6 @@ func modifyForm(service string, p data.Params) url.Values {
 		}
 	}
 	return form
-}
-
-// expect sends a request that must answer status: a GET when form is nil, else a POST of form.
-func expect(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, status int) error {
-	var res *engine.Response
-	var err error
-	if form == nil {
-		res, err = a.Get(ctx, endpoint, path)
-	} else {
-		res, err = a.PostForm(ctx, endpoint, path, form)
-	}
-	if err != nil {
-		return err
-	}
-	return res.Check(engine.Status(status))
 }
 
 // checkRedirect checks a 303 to path.

@@ -100,7 +100,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 	}
-	if err := expect(ctx, a, "GET /recent/{page}", "/recent/"+itoa(last+1), nil, http.StatusNotFound); err != nil {
+	if err := a.Expect(ctx, "GET /recent/{page}", "/recent/"+itoa(last+1), nil, http.StatusNotFound, checkCookies); err != nil {
 		return err
 	}
 	for _, path := range []string{"/recent/-1", "/recent/01", "/recent/x", "/memos/0", "/memos/abc", "/memos/99999999", "/no-such-page"} {
@@ -111,7 +111,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		case strings.HasPrefix(path, "/memos/"):
 			endpoint = "GET /memos/{id}"
 		}
-		if err := expect(ctx, a, endpoint, path, nil, http.StatusNotFound); err != nil {
+		if err := a.Expect(ctx, endpoint, path, nil, http.StatusNotFound, checkCookies); err != nil {
 			return err
 		}
 	}
@@ -129,7 +129,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := checkRedirect(res, "/signin"); err != nil {
 		return err
 	}
-	if err := expect(ctx, a, "POST /memos", "/memos", url.Values{"content": {"# signed out"}}, http.StatusForbidden); err != nil {
+	if err := a.Expect(ctx, "POST /memos", "/memos", url.Values{"content": {"# signed out"}}, http.StatusForbidden, checkCookies); err != nil {
 		return err
 	}
 	return s.preCheckUsers(ctx, r, a)
@@ -143,7 +143,7 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 	u := s.m.borrow(rnd)
 	defer s.m.giveBack(u)
 	wrong := url.Values{"username": {u.name}, "password": {u.password + "x"}}
-	if err := expect(ctx, a, "POST /signin", "/signin", wrong, http.StatusUnauthorized); err != nil {
+	if err := a.Expect(ctx, "POST /signin", "/signin", wrong, http.StatusUnauthorized, checkCookies); err != nil {
 		return err
 	}
 	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
@@ -170,7 +170,7 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 		{"content": {"# long\n" + strings.Repeat("長", 10000)}, "csrf_token": {csrf}},
 	}
 	for _, form := range bad {
-		if err := expect(ctx, a, "POST /memos", "/memos", form, http.StatusBadRequest); err != nil {
+		if err := a.Expect(ctx, "POST /memos", "/memos", form, http.StatusBadRequest, checkCookies); err != nil {
 			return err
 		}
 	}
@@ -205,12 +205,12 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 		{"username": {"Upper_case"}, "password": {"password1"}},
 		{"username": {"short_pw"}, "password": {"1234567"}},
 	} {
-		if err := expect(ctx, a, "POST /signup", "/signup", form, http.StatusBadRequest); err != nil {
+		if err := a.Expect(ctx, "POST /signup", "/signup", form, http.StatusBadRequest, checkCookies); err != nil {
 			return err
 		}
 	}
 	taken := url.Values{"username": {u.name}, "password": {"password1"}}
-	if err := expect(ctx, a, "POST /signup", "/signup", taken, http.StatusConflict); err != nil {
+	if err := a.Expect(ctx, "POST /signup", "/signup", taken, http.StatusConflict, checkCookies); err != nil {
 		return err
 	}
 	nu, err := s.signup(ctx, a, engine.NoScore)
@@ -226,22 +226,6 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 	}
 	s.m.giveBack(nu)
 	return nil
-}
-
-// expect sends a request that must answer status: a GET when form is nil,
-// else a POST of form.
-func expect(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, status int) error {
-	var res *engine.Response
-	var err error
-	if form == nil {
-		res, err = a.Get(ctx, endpoint, path)
-	} else {
-		res, err = a.PostForm(ctx, endpoint, path, form)
-	}
-	if err != nil {
-		return err
-	}
-	return expectedStatus(res, status)
 }
 
 // checkRedirect checks a 303 to path.
