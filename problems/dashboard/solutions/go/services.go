@@ -366,7 +366,7 @@ func (w *world) prefetchWeather() {
 	}
 }
 
-// item is one element of /data's answer: a service's answer, relayed as it came.
+// appendItem appends one element of /data's answer: a service's answer, relayed as it came.
 func appendItem(b []byte, service string, answer []byte) []byte {
 	b = append(b, `{"service":"`...)
 	b = append(b, service...)
