@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -127,6 +128,25 @@ func dataItems(f func(items []map[string]any) []map[string]any) *apptest.Proxy {
 	}}
 }
 
+// dataField changes the data of each answer of service in /data with f.
+func dataField(service string, f func(d map[string]any)) *apptest.Proxy {
+	return dataItems(func(items []map[string]any) []map[string]any {
+		for _, it := range items {
+			if d, ok := it["data"].(map[string]any); ok && it["service"] == service {
+				f(d)
+			}
+		}
+		return items
+	})
+}
+
+// replace is a proxy that replaces old with new in every answer.
+func replace(old, new string) *apptest.Proxy {
+	return &apptest.Proxy{Rewrite: func(_ *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
+		return bytes.ReplaceAll(body, []byte(old), []byte(new))
+	}}
+}
+
 // TestEachDefectFails: every check of the manual, broken once, in a patched build of the Go app or by a proxy in
 // front of it, FAILs the run for its own reason.
 func TestEachDefectFails(t *testing.T) {
@@ -179,6 +199,23 @@ func TestEachDefectFails(t *testing.T) {
 			}
 			return items
 		}), want: `postal: code .* address`},
+		{name: "a name dropped from a search", proxy: dataField("surname", func(d map[string]any) {
+			if names, ok := d["names"].([]any); ok && len(names) > 0 {
+				d["names"] = names[1:]
+			}
+		}), want: `surname: query .* names, want the user's query`},
+		{name: "a forecast altered", proxy: dataField("weather", func(d map[string]any) { d["temperature"] = 99.0 }),
+			want: `weather: a forecast the service never gave`},
+		{name: "a one-time token forged", proxy: dataField("security", func(d map[string]any) {
+			d["onetime_token"] = fmt.Sprint(d["onetime_token"], "0")
+		}), want: `security: a one-time token the service never issued`},
+		{name: "an attacked list the service never had", proxy: dataField("attacked", func(d map[string]any) {
+			d["updated_at"] = d["updated_at"].(float64) + 1
+		}), want: `attacked: updated_at .* is no list the service ever had`},
+		{name: "a wrong grade in the heading", proxy: replace(`<h1 id="who" data-grade="`, `<h1 id="who" data-grade="x`),
+			want: `h1#who has data-grade "x`},
+		{name: "the refresh script left out", proxy: replace(`<script src="/user.js"></script>`, ``),
+			want: `expected an element matching "script\[src=.*user\.js`},
 		{name: "a field added to an answer", proxy: dataItems(func(items []map[string]any) []map[string]any {
 			for _, it := range items {
 				if d, ok := it["data"].(map[string]any); ok {
