@@ -67,6 +67,13 @@ const (
 // removed user finishes the session it is in; users added arrive one after
 // another, MaxArrivalRate a second, and until they all have, only timeouts
 // are acted on. Zero fields take their Default constants.
+//
+// Near capacity means, by default, a mean response over a quarter of
+// SlowRequest, or over four times the fastest mean seen (once past 10 ms):
+// responses that slow down as users are added are queueing. Knee, when set,
+// replaces both: only a mean response over Knee is near capacity. It is for
+// an app whose responses wait on other services, whose mean rises and falls
+// with what it has cached, not with its load.
 type LoadPolicy struct {
 	StartUsers     int
 	Interval       time.Duration
@@ -77,6 +84,7 @@ type LoadPolicy struct {
 	SlowRequest    time.Duration
 	MaxSlowRate    float64
 	MaxTimeoutRate float64
+	Knee           time.Duration
 }
 
 func (p LoadPolicy) withDefaults() LoadPolicy {
@@ -278,7 +286,10 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		c.fastest = mean
 	}
 	switch {
-	case float64(mean) > kneeShare*float64(p.SlowRequest) || (mean > kneeFloor && mean > kneeRise*c.fastest):
+	case p.Knee > 0 && mean > p.Knee:
+		c.step = p.Growth * minStepShare
+		why += fmt.Sprintf("; near capacity (mean over %s): smallest step", p.Knee)
+	case p.Knee == 0 && (float64(mean) > kneeShare*float64(p.SlowRequest) || (mean > kneeFloor && mean > kneeRise*c.fastest)):
 		c.step = p.Growth * minStepShare
 		why += fmt.Sprintf("; near capacity (fastest mean %s): smallest step", roundLatency(c.fastest))
 	case ev.lateShare() > maxLateShare/4:

@@ -222,6 +222,30 @@ func TestControllerKnee(t *testing.T) {
 	}
 }
 
+// TestControllerKneeSet: with a Knee, only a mean over it is near capacity,
+// however far the mean rose over the fastest.
+func TestControllerKneeSet(t *testing.T) {
+	t.Parallel()
+	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Knee: 250 * time.Millisecond}.withDefaults())
+	for _, s := range []struct {
+		users int
+		mean  time.Duration
+		delta int
+		cause string
+	}{
+		{10, 5 * time.Millisecond, 10, "healthy"},
+		{20, 200 * time.Millisecond, 20, "healthy"},                        // forty times the fastest, under the knee
+		{40, 300 * time.Millisecond, 3, "near capacity (mean over 250ms)"}, // 40/16
+		{43, 100 * time.Millisecond, 6, "healthy"},                         // then doubles: 43/8
+	} {
+		w := window{Requests: 100, Answered: 100, Latency: 100 * s.mean}
+		delta, kind, _, cause := c.decide(w, s.users, false)
+		if delta != s.delta || kind != Grow || !strings.Contains(cause, s.cause) || (s.cause == "healthy" && strings.Contains(cause, "near")) {
+			t.Errorf("mean %s with %d users: %+d %s %q; want %+d grow %q", s.mean, s.users, delta, kind, cause, s.delta, s.cause)
+		}
+	}
+}
+
 func TestJudgeSaturation(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

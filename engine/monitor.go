@@ -37,6 +37,10 @@ type BenchmarkerStats struct {
 	GCCycles     uint32  `json:"gc_cycles"`
 	GCPauseMs    float64 `json:"gc_pause_ms"`
 	MaxGoroutine int     `json:"max_goroutines"`
+	// Parts is the CPU of each part the scenario named in Meta.Parts (the
+	// services it hosts for the app, say), and PartsNote why it is missing.
+	Parts     []PartCPU `json:"parts,omitempty"`
+	PartsNote string    `json:"parts_note,omitempty"`
 }
 
 // monitor watches the benchmarker's own CPU use, GC and scheduling lag.
@@ -52,10 +56,14 @@ type monitor struct {
 	startCPU    time.Duration
 	startWall   time.Time
 	startGC     runtime.MemStats
+	parts       *partProfile
 }
 
-func startMonitor() *monitor {
+// startMonitor starts watching; parts, if any, are the parts of the
+// benchmarker whose CPU is measured (see Part).
+func startMonitor(parts []string) *monitor {
 	m := &monitor{stop: make(chan struct{}), done: make(chan struct{}), lag: hdrhistogram.New(1, 60_000_000, 2)}
+	m.parts = startPartProfile(parts)
 	m.startCPU = processCPU()
 	m.startWall = time.Now()
 	runtime.ReadMemStats(&m.startGC)
@@ -95,6 +103,7 @@ func (m *monitor) loop() {
 func (m *monitor) finish() BenchmarkerStats {
 	close(m.stop)
 	<-m.done
+	parts, note := m.parts.finish()
 	wall := time.Since(m.startWall)
 	cpu := processCPU() - m.startCPU
 	var gc runtime.MemStats
@@ -106,6 +115,8 @@ func (m *monitor) finish() BenchmarkerStats {
 		GCCycles:     gc.NumGC - m.startGC.NumGC,
 		GCPauseMs:    float64(gc.PauseTotalNs-m.startGC.PauseTotalNs) / 1e6,
 		MaxGoroutine: m.maxG,
+		Parts:        parts,
+		PartsNote:    note,
 	}
 	if wall > 0 {
 		s.CPUShare = cpu.Seconds() / (wall.Seconds() * float64(cores))

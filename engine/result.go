@@ -242,6 +242,12 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	if bm := r.Benchmarker; bm.Cores > 0 {
 		fmt.Fprintf(&b, "\nBenchmarker: %.1f CPU s (%.0f%% of %d cores), timer lag p99 %.1f ms, %d GC cycles", bm.CPUSeconds, 100*bm.CPUShare, bm.Cores, bm.SchedLagP99, bm.GCCycles)
+		for _, p := range bm.Parts {
+			fmt.Fprintf(&b, "\n  of which %s: %.0f%% (about %.1f CPU s, sampled)", p.Name, 100*p.Share, p.Share*bm.CPUSeconds)
+		}
+		if bm.PartsNote != "" {
+			fmt.Fprintf(&b, "\nNote: %s", bm.PartsNote)
+		}
 		switch {
 		case bm.Saturated:
 			fmt.Fprintf(&b, "\nWARNING: the benchmarker was saturated (%s); this score measures the benchmarker, not the app", bm.Reason)

@@ -345,7 +345,7 @@ func (b *Bench) Run(ctx context.Context) *Result {
 	if ok {
 		var mon *monitor
 		r.phase1(ctx, res, PhaseLoad, b.loadDuration, func(ctx context.Context) error {
-			mon = startMonitor()
+			mon = startMonitor(meta.Parts)
 			return r.load(ctx, res, mon)
 		})
 		if mon != nil {

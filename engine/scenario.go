@@ -41,4 +41,8 @@ type Meta struct {
 	Assets Manifest
 	Load   LoadPolicy
 	Agent  AgentConfig
+	// Parts names the parts of the benchmarker (run with Part) whose CPU
+	// during the load phase the result reports: services the scenario hosts
+	// for the app, say. Measuring them runs Go's CPU profiler.
+	Parts []string
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/dashboard"
+	"github.com/tunecon/tunecon/problems/dashboard/services"
 )
 
 var apps = apptest.New(dashboard.Problem)
@@ -234,6 +235,34 @@ func TestEachDefectFails(t *testing.T) {
 			}
 			return body
 		}}, want: `/user.js of a \w+ user does not say`},
+		{name: "the sign-in form posted elsewhere", proxy: replace(`<form id="login" method="post" action="/login">`, `<form id="login" method="post" action="/signin">`),
+			want: `expected an element matching "form#login\[method=\\"post\\"\]\[action=\\"/login\\"\]"`},
+		{name: "a grade too many on the sign-up form", proxy: replace(`>premium</option>`, `>premium</option><option value="gold">gold</option>`),
+			want: `expected 4 element\(s\) matching "form#signup select\[name=\\"grade\\"\] option", found 5`},
+		{name: "no link to /modify", proxy: replace(`id="modify-link"`, `id="change"`), want: `a#modify-link`},
+		{name: "no list of services", proxy: replace(`<ul id="services">`, `<ol id="services">`), want: `"ul#services"`},
+		{name: "the dashboard's script left out", proxy: replace(`<script src="/static/js/dashboard.js"></script>`, ``),
+			want: `dashboard\.js`},
+		{name: "/data as text", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
+			if r.URL.Path == "/data" {
+				h.Set("Content-Type", "text/plain")
+			}
+			return body
+		}}, want: `expected Content-Type application/json, got "text/plain"`},
+		{name: "/data not a JSON array", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, status int, _ http.Header, body []byte) []byte {
+			if r.URL.Path == "/data" && status == http.StatusOK {
+				return append(append([]byte(`{"items":`), body...), '}')
+			}
+			return body
+		}}, want: `/data is not a JSON array`},
+		{name: "another location's forecast", proxy: dataField("weather", func(d map[string]any) { d["location"] = "L9999" }),
+			want: `weather: location "L9999", want the user's`},
+		{name: "the next period's forecast, foretold", proxy: dataField("weather", func(d map[string]any) {
+			loc, _ := d["location"].(string)
+			next := time.UnixMilli(int64(d["date"].(float64))).Add(services.WeatherPeriod)
+			d["date"] = next.UnixMilli()
+			d["forecast"], d["temperature"] = services.Forecast(loc, next)
+		}), want: `weather: dated .*, after the answer came`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
 	} {

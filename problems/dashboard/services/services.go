@@ -27,6 +27,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tunecon/tunecon/engine"
 )
 
 // Config is what Start needs.
@@ -133,11 +135,16 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 	s.servers = [2]*http.Server{plain, secure}
 	s.urls = [2]string{"http://" + lns[0].Addr().String(), "https://" + lns[1].Addr().String()}
 
+	// The servers, and every connection's goroutine they start, run as the benchmarker's part Part, so that a
+	// run's result says how much CPU the services took.
 	s.serving.Add(2)
-	go func() { defer s.serving.Done(); plain.Serve(lns[0]) }()
-	go func() { defer s.serving.Done(); secure.ServeTLS(lns[1], "", "") }()
+	go engine.Part(ctx, Part, func(context.Context) { defer s.serving.Done(); plain.Serve(lns[0]) })
+	go engine.Part(ctx, Part, func(context.Context) { defer s.serving.Done(); secure.ServeTLS(lns[1], "", "") })
 	return s, nil
 }
+
+// Part is the name under which the services' CPU is reported (engine.Part).
+const Part = "the external services"
 
 // HTTP returns the base URL of the plain services, "http://127.0.0.1:PORT".
 func (s *Services) HTTP() string { return s.urls[0] }
