@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -55,5 +56,33 @@ func TestAnswersFromTheFuture(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s from an hour ahead: %v, want %q", c.service, err, c.want)
 		}
+	}
+}
+
+// TestBorrowByGrade: a session gets a free user of the grade it asks for, each user once, until none is left.
+func TestBorrowByGrade(t *testing.T) {
+	t.Parallel()
+	m := newModel(data.Default())
+	rnd := rand.New(rand.NewPCG(1, 2))
+	seen := map[*user]bool{}
+	premium := 0
+	for u := m.borrow(rnd, data.Premium); u != nil; u = m.borrow(rnd, data.Premium) {
+		if u.grade != data.Premium || seen[u] {
+			t.Fatalf("borrowed %s user %s (seen before: %v)", u.grade, u.email, seen[u])
+		}
+		seen[u] = true
+		premium++
+	}
+	want := 0
+	for id := int64(1); id <= int64(data.Default().Users); id++ {
+		if data.Default().User(id).Grade == data.Premium {
+			want++
+		}
+	}
+	if premium != want {
+		t.Errorf("%d premium users borrowed, want the data's %d", premium, want)
+	}
+	if u := m.borrow(rnd, ""); u == nil || u.grade == data.Premium {
+		t.Errorf("any grade once the premium users are taken: %+v", u)
 	}
 }

@@ -39,17 +39,26 @@ func newModel(c data.Config) *model {
 	return m
 }
 
-// borrow takes a random free user, or nil when every user is taken.
-func (m *model) borrow(rnd *rand.Rand) *user {
+// borrow takes a random free user of the grade (any grade when grade is ""), or nil when there is none.
+func (m *model) borrow(rnd *rand.Rand, grade string) *user {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.free) == 0 {
+	n := len(m.free)
+	if n == 0 {
 		return nil
 	}
-	i := rnd.IntN(len(m.free))
+	i, tries := rnd.IntN(n), 0
+	for grade != "" && m.free[i].grade != grade {
+		// A few random picks find one at once; past them, a scan onwards from the last pick.
+		if tries++; tries < 64 {
+			i = rnd.IntN(n)
+		} else if i = (i + 1) % n; tries > 64+n {
+			return nil
+		}
+	}
 	u := m.free[i]
-	m.free[i] = m.free[len(m.free)-1]
-	m.free = m.free[:len(m.free)-1]
+	m.free[i] = m.free[n-1]
+	m.free = m.free[:n-1]
 	return u
 }
 
