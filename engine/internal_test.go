@@ -195,55 +195,52 @@ func TestRulesExplain(t *testing.T) {
 	}
 }
 
-// TestControllerKnee: once the mean response time passes a quarter of
-// SlowRequest, or four times the fastest mean seen, though no request is yet
-// slow, the target is near its capacity, and the controller takes its
-// smallest step.
-func TestControllerKnee(t *testing.T) {
-	t.Parallel()
-	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults())
-	for _, s := range []struct {
-		users int
-		mean  time.Duration
-		delta int
-		cause string
-	}{
-		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests, mean response 10ms"},
-		{20, 30 * time.Millisecond, 20, "healthy"},                                         // three times the fastest: not yet
-		{40, 50 * time.Millisecond, 3, "near capacity (fastest mean 10ms): smallest step"}, // five times: 40/16
-		{43, 300 * time.Millisecond, 3, "near capacity"},                                   // over a quarter of 1s; the step is reset each time
-		{46, 20 * time.Millisecond, 6, "healthy"},                                          // then doubles: 46/8
-	} {
-		w := window{Requests: 100, Answered: 100, Latency: 100 * s.mean}
-		delta, kind, _, cause := c.decide(w, s.users, false)
-		if delta != s.delta || kind != Grow || !strings.Contains(cause, s.cause) {
-			t.Errorf("mean %s with %d users: %+d %s %q; want %+d grow %q", s.mean, s.users, delta, kind, cause, s.delta, s.cause)
-		}
-	}
+// growthStep is one decision of the controller in a knee test: the users, the interval's mean response, and the
+// step up and the words of the cause it must give.
+type growthStep struct {
+	users int
+	mean  time.Duration
+	delta int
+	cause string
 }
 
-// TestControllerKneeSet: with a Knee, only a mean over it is near capacity,
-// however far the mean rose over the fastest.
-func TestControllerKneeSet(t *testing.T) {
-	t.Parallel()
-	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Knee: 250 * time.Millisecond}.withDefaults())
-	for _, s := range []struct {
-		users int
-		mean  time.Duration
-		delta int
-		cause string
-	}{
-		{10, 5 * time.Millisecond, 10, "healthy"},
-		{20, 200 * time.Millisecond, 20, "healthy"},                        // forty times the fastest, under the knee
-		{40, 300 * time.Millisecond, 3, "near capacity (mean over 250ms)"}, // 40/16
-		{43, 100 * time.Millisecond, 6, "healthy"},                         // then doubles: 43/8
-	} {
+// checkGrowth feeds c one 100-request interval per step.
+func checkGrowth(t *testing.T, c *controller, steps []growthStep) {
+	t.Helper()
+	for _, s := range steps {
 		w := window{Requests: 100, Answered: 100, Latency: 100 * s.mean}
 		delta, kind, _, cause := c.decide(w, s.users, false)
 		if delta != s.delta || kind != Grow || !strings.Contains(cause, s.cause) || (s.cause == "healthy" && strings.Contains(cause, "near")) {
 			t.Errorf("mean %s with %d users: %+d %s %q; want %+d grow %q", s.mean, s.users, delta, kind, cause, s.delta, s.cause)
 		}
 	}
+}
+
+// TestControllerKnee: once the mean response time passes a quarter of
+// SlowRequest, or four times the fastest mean seen, though no request is yet
+// slow, the target is near its capacity, and the controller takes its
+// smallest step.
+func TestControllerKnee(t *testing.T) {
+	t.Parallel()
+	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults()), []growthStep{
+		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests, mean response 10ms"},
+		{20, 30 * time.Millisecond, 20, "healthy"},                                         // three times the fastest: not yet
+		{40, 50 * time.Millisecond, 3, "near capacity (fastest mean 10ms): smallest step"}, // five times: 40/16
+		{43, 300 * time.Millisecond, 3, "near capacity"},                                   // over a quarter of 1s; the step is reset each time
+		{46, 20 * time.Millisecond, 6, "healthy for"},                                      // then doubles: 46/8
+	})
+}
+
+// TestControllerKneeSet: with a Knee, only a mean over it is near capacity,
+// however far the mean rose over the fastest.
+func TestControllerKneeSet(t *testing.T) {
+	t.Parallel()
+	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Knee: 250 * time.Millisecond}.withDefaults()), []growthStep{
+		{10, 5 * time.Millisecond, 10, "healthy"},
+		{20, 200 * time.Millisecond, 20, "healthy"},                        // forty times the fastest, under the knee
+		{40, 300 * time.Millisecond, 3, "near capacity (mean over 250ms)"}, // 40/16
+		{43, 100 * time.Millisecond, 6, "healthy"},                         // then doubles: 43/8
+	})
 }
 
 func TestJudgeSaturation(t *testing.T) {
