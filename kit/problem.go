@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os/exec"
@@ -62,6 +63,12 @@ type Problem struct {
 	// Data writes the initial data's SQL dump at path unless it is current,
 	// and reports whether it wrote. Nil for a problem without a dump.
 	Data func(path string) (bool, error) `json:"-"`
+	// DataDir, for a problem whose initial data is a set of files rather
+	// than one dump (leagues: an admin database and a SQLite file per
+	// tenant), writes them into the directory dir unless they are current,
+	// and reports whether it wrote. The app finds dir in PREFIX_INITIAL_DIR.
+	// Nil for most problems.
+	DataDir func(dir string) (bool, error) `json:"-"`
 	// Handler, for a problem whose reference app runs inside this process
 	// (the worked example), replaces the launcher. Nil otherwise.
 	Handler func() http.Handler `json:"-"`
@@ -111,9 +118,10 @@ type App = launch.App
 // Serve starts a reference app and returns once it answers. Every app of
 // every problem follows one convention: it lives in problems/NAME/webapp/LANG
 // (the tuned one in problems/NAME/solutions/LANG), reads PREFIX_ADDR,
-// PREFIX_ROOT (the webapp directory), PREFIX_DB and PREFIX_INITIAL_SQL, where
-// PREFIX is the problem's name in capitals, loads the dump on its first
-// start, and logs "listening on URL" when ready. Go apps are built into
+// PREFIX_ROOT (the webapp directory), PREFIX_DB and PREFIX_INITIAL_SQL (and,
+// for a problem with DataDir, PREFIX_INITIAL_DIR), where PREFIX is the
+// problem's name in capitals, loads the initial data on its first start, and
+// logs "listening on URL" when ready. Go apps are built into
 // build/NAME-LANG; a directory with requirements.txt is a Python app, run
 // under gunicorn from a virtualenv in build/venv-NAME-LANG.
 func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
@@ -128,16 +136,9 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	}
 	problem := filepath.Join(cfg.Root, "problems", p.Name)
 	webapp := filepath.Join(problem, "webapp")
-	dump := filepath.Join(webapp, "data", "initial.sql")
-	if p.Data != nil {
-		fmt.Fprintf(cfg.Log, "%s: checking the initial data in %s ...\n", p.Name, dump)
-		wrote, err := p.Data(dump)
-		if err != nil {
-			return nil, fmt.Errorf("generating the initial data: %w", err)
-		}
-		if wrote {
-			fmt.Fprintf(cfg.Log, "%s: generated the initial data\n", p.Name)
-		}
+	dataEnv, err := p.ensureData(webapp, cfg.Log)
+	if err != nil {
+		return nil, err
 	}
 	appDir := filepath.Join(webapp, cfg.Lang)
 	if cfg.Lang == TunedLang {
@@ -163,7 +164,7 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	}
 	cmd.Dir = appDir
 	e := strings.ToUpper(p.Name)
-	env := []string{e + "_ADDR=" + cfg.Addr, e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB, e + "_INITIAL_SQL=" + dump}
+	env := append([]string{e + "_ADDR=" + cfg.Addr, e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB}, dataEnv...)
 	if p.Services == nil {
 		cmd.Env = launch.Env(env...)
 		fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)
@@ -185,6 +186,40 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 		err := app.Stop(ctx)
 		return errors.Join(err, stopServices())
 	}), nil
+}
+
+// ensureData writes the initial data of the app in webapp (its dump, its
+// directory of files, or both) unless it is current, and returns the
+// variables that tell the app where it is: PREFIX_INITIAL_SQL, and
+// PREFIX_INITIAL_DIR for a problem with DataDir.
+func (p Problem) ensureData(webapp string, log io.Writer) ([]string, error) {
+	e := strings.ToUpper(p.Name)
+	dump := filepath.Join(webapp, "data", "initial.sql")
+	env := []string{e + "_INITIAL_SQL=" + dump}
+	ensure := func(what string, f func(string) (bool, error), path string) error {
+		fmt.Fprintf(log, "%s: checking the initial data in %s ...\n", p.Name, path)
+		wrote, err := f(path)
+		if err != nil {
+			return fmt.Errorf("generating the initial data: %w", err)
+		}
+		if wrote {
+			fmt.Fprintf(log, "%s: generated the initial %s\n", p.Name, what)
+		}
+		return nil
+	}
+	if p.Data != nil {
+		if err := ensure("data", p.Data, dump); err != nil {
+			return nil, err
+		}
+	}
+	if p.DataDir != nil {
+		dir := filepath.Join(webapp, "data", "initial")
+		if err := ensure("data files", p.DataDir, dir); err != nil {
+			return nil, err
+		}
+		env = append(env, e+"_INITIAL_DIR="+dir)
+	}
+	return env, nil
 }
 
 // serveInProcess serves the problem's in-process handler.

@@ -1,8 +1,8 @@
 // Package datagen is what the problems' data generators share: random
 // streams that depend only on a seed, a kind and an item's id (so that the
 // benchmarker can compute any item on its own, without reading the app's
-// database), a writer of multi-row SQL dumps, and writing a dump to disk only
-// when it is not current.
+// database), a writer of multi-row SQL dumps, and writing a dump (or a
+// directory of data files) to disk only when it is not current.
 package datagen
 
 import (
@@ -167,6 +167,53 @@ func Ensure(path, header string, write func(io.Writer) error) (bool, error) {
 		return false, err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// StampFile is the file EnsureDir keeps in a data directory: its first line
+// is the header of the data the directory holds.
+const StampFile = "VERSION"
+
+// EnsureDir writes a directory of data files (a problem whose initial data
+// is several files, such as one SQLite database per tenant) unless dir
+// already holds a StampFile whose first line is header. write fills a fresh
+// temporary directory beside dir; EnsureDir then adds the stamp and puts the
+// new directory in the old one's place, so a directory with a current stamp
+// is always complete. It reports whether it wrote.
+func EnsureDir(dir, header string, write func(tmp string) error) (bool, error) {
+	if f, err := os.Open(filepath.Join(dir, StampFile)); err == nil {
+		line, _ := bufio.NewReader(io.LimitReader(f, 1024)).ReadString('\n')
+		f.Close()
+		if strings.TrimSuffix(line, "\n") == header {
+			return false, nil
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return false, err
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".*.tmp")
+	if err != nil {
+		return false, err
+	}
+	defer os.RemoveAll(tmp) // fails harmlessly once renamed
+	if err := write(tmp); err != nil {
+		return false, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, StampFile), []byte(header+"\n"), 0o644); err != nil {
+		return false, err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return false, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return false, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
 		return false, err
 	}
 	return true, nil

@@ -2,6 +2,7 @@ package datagen_test
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -97,5 +98,42 @@ func TestEnsureWritesOnlyWhenStale(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(path))
 	if string(got) != "-- v2\nrows\n" || len(entries) != 1 || writes != 2 {
 		t.Errorf("file %q, %d files in its directory, %d writes", got, len(entries), writes)
+	}
+}
+
+func TestEnsureDirWritesOnlyWhenStale(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sub", "initial")
+	writes := 0
+	write := func(name string) func(string) error {
+		return func(tmp string) error {
+			writes++
+			return os.WriteFile(filepath.Join(tmp, name), []byte(name), 0o644)
+		}
+	}
+	for i, want := range []bool{true, false} {
+		wrote, err := datagen.EnsureDir(dir, "leagues v1", write("a.db"))
+		if err != nil || wrote != want {
+			t.Fatalf("call %d: wrote=%v err=%v, want %v", i+1, wrote, err, want)
+		}
+	}
+	if wrote, err := datagen.EnsureDir(dir, "leagues v2", write("b.db")); err != nil || !wrote {
+		t.Fatalf("a new header did not rewrite: %v %v", wrote, err)
+	}
+	stamp, _ := os.ReadFile(filepath.Join(dir, datagen.StampFile))
+	entries, _ := os.ReadDir(dir)
+	siblings, _ := os.ReadDir(filepath.Dir(dir))
+	if string(stamp) != "leagues v2\n" || len(entries) != 2 || entries[0].Name() != datagen.StampFile ||
+		entries[1].Name() != "b.db" || len(siblings) != 1 || writes != 2 {
+		t.Errorf("stamp %q, files %v, beside it %v, %d writes", stamp, entries, siblings, writes)
+	}
+	failed := errors.New("disk full")
+	if _, err := datagen.EnsureDir(dir, "leagues v3", func(string) error { return failed }); !errors.Is(err, failed) {
+		t.Errorf("a failed write returned %v", err)
+	}
+	if stamp, _ := os.ReadFile(filepath.Join(dir, datagen.StampFile)); string(stamp) != "leagues v2\n" {
+		t.Errorf("a failed write replaced the data: stamp %q", stamp)
+	}
+	if siblings, _ := os.ReadDir(filepath.Dir(dir)); len(siblings) != 1 {
+		t.Errorf("a failed write left %v", siblings)
 	}
 }
