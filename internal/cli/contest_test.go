@@ -168,7 +168,7 @@ func TestContestOnPostgres(t *testing.T) {
 		workers[j.Worker] = true
 	}
 	t.Logf("the jobs ran on workers %v", workers)
-	board, err := s.Leaderboard(ctx)
+	board, err := s.Leaderboard(ctx, store.BoardOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

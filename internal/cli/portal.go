@@ -100,7 +100,7 @@ func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
 	if err := parseFlags("portal", args, env, &db, &sf); err != nil {
 		return 0, err
 	}
-	s, err := openMigrated(ctx, db.dsn)
+	s, err := openMigrated(ctx, db.dsn, env.Now)
 	if err != nil {
 		return 0, err
 	}
@@ -165,9 +165,10 @@ func cmdPortalServe(ctx context.Context, args []string, env Env) (int, error) {
 	return ExitPass, nil
 }
 
-// openMigrated opens the contest database and brings its schema up to date.
-func openMigrated(ctx context.Context, dsn string) (*store.Store, error) {
-	s, err := store.Open(ctx, dsn, store.Options{})
+// openMigrated opens the contest database, on the clock now, and brings
+// its schema up to date.
+func openMigrated(ctx context.Context, dsn string, now func() time.Time) (*store.Store, error) {
+	s, err := store.Open(ctx, dsn, store.Options{Now: now})
 	if err != nil {
 		return nil, refused(err)
 	}
@@ -213,7 +214,7 @@ func cmdAdminCreate(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, badUsage("portal admin create: %v", err)
 	}
-	s, err := openMigrated(ctx, db.dsn)
+	s, err := openMigrated(ctx, db.dsn, env.Now)
 	if err != nil {
 		return 0, err
 	}

@@ -85,7 +85,7 @@ func TestPortalServesAContest(t *testing.T) {
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/admin" || !strings.Contains(string(body), "Save the contest") {
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/admin" || !strings.Contains(string(body), "Save the settings") {
 		t.Errorf("signing in: %d at %s", resp.StatusCode, resp.Request.URL)
 	}
 	// A live stream open while the portal stops does not hold it up.

@@ -1,6 +1,8 @@
 package portal
 
 import (
+	"reflect"
+	"slices"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -32,9 +34,13 @@ type Contest struct {
 	// LoadDuration is how long each benchmark's load phase runs (0: the
 	// engine's default).
 	LoadDuration time.Duration
-	// StartsAt and EndsAt are the contest's times (zero: not set).
-	StartsAt, EndsAt time.Time
-	Settings         Settings
+	// Timeline is the contest's times (zero: not set).
+	Timeline
+	// Revision counts the changes of the contest and of its teams' places
+	// on the board (bracket, hidden, extra time): the live pages read the
+	// board again when it moves. The store sets it.
+	Revision int64
+	Settings Settings
 }
 
 // Settings are the contest's other knobs; zero values take the defaults.
@@ -64,6 +70,12 @@ type Settings struct {
 	// one machine. Otherwise such targets are refused when registered and
 	// whenever a worker connects (see CheckTarget, DialControl).
 	LocalTargets bool
+	// Ranking is how a team's score is chosen among its passed jobs
+	// (RankLatest when empty).
+	Ranking RankRule
+	// Brackets are the boards teams choose one of when they register
+	// ("students", "general"); none: one board.
+	Brackets []string
 }
 
 // Check reports settings no job could run with: negative durations or
@@ -83,7 +95,38 @@ func (s Settings) Check() error {
 	if s.WrapUp != 0 && s.WrapUp < MinWrapUp {
 		return Errorf(CodeInvalid, "contest settings: a wrap-up of %s is under the minimum %s", s.WrapUp, MinWrapUp)
 	}
+	if s.Ranking != "" && !s.Ranking.Valid() {
+		return Errorf(CodeInvalid, "contest settings: no ranking rule %q (%s or %s)", s.Ranking, RankLatest, RankBest)
+	}
+	if len(s.Brackets) > MaxBrackets {
+		return Errorf(CodeInvalid, "contest settings: at most %d brackets", MaxBrackets)
+	}
+	for i, b := range s.Brackets {
+		if err := CheckBracket(b); err != nil {
+			return err
+		}
+		if slices.Contains(s.Brackets[:i], b) {
+			return Errorf(CodeInvalid, "contest settings: the bracket %q twice", b)
+		}
+	}
 	return nil
+}
+
+// Rule is Ranking or its default.
+func (s Settings) Rule() RankRule {
+	if s.Ranking == "" {
+		return RankLatest
+	}
+	return s.Ranking
+}
+
+// Equal reports whether s and o are the same settings.
+func (s Settings) Equal(o Settings) bool {
+	if !slices.Equal(s.Brackets, o.Brackets) {
+		return false
+	}
+	s.Brackets, o.Brackets = nil, nil
+	return reflect.DeepEqual(s, o)
 }
 
 // Attempts is MaxAttempts or its default.
@@ -174,6 +217,14 @@ type Team struct {
 	// admins see it.
 	InviteCode string
 	CreatedAt  time.Time
+	// Bracket is the board the team chose at registration ("" for none).
+	Bracket string
+	// Hidden keeps the team off the public board (staff, guests); admins
+	// still see it.
+	Hidden bool
+	// ExtraTime is how much longer than the contest the team may enqueue
+	// benchmarks.
+	ExtraTime time.Duration
 }
 
 // Worker is a benchmark worker as the portal sees it: its heartbeat row.

@@ -78,7 +78,7 @@ func Seed(ctx context.Context, s *store.Store, cfg Config) ([]Team, error) {
 		return nil, err
 	}
 	for i := range teams {
-		t, err := s.CreateTeamFor(ctx, accounts[i].ID, teams[i].Name)
+		t, err := s.CreateTeamFor(ctx, accounts[i].ID, teams[i].Name, "")
 		if err != nil {
 			return nil, err
 		}

@@ -30,8 +30,12 @@ type noJobs struct{}
 var errNoQueue = errors.New("no queue in a load test")
 
 func (noJobs) Enqueue(context.Context, int64) (portal.Job, error) { return portal.Job{}, errNoQueue }
-func (noJobs) Rerun(context.Context, int64) (portal.Job, error)   { return portal.Job{}, errNoQueue }
-func (noJobs) Cancel(context.Context, int64) (portal.Job, error)  { return portal.Job{}, errNoQueue }
+func (noJobs) Rerun(context.Context, int64, portal.Actor) (portal.Job, error) {
+	return portal.Job{}, errNoQueue
+}
+func (noJobs) Cancel(context.Context, int64, portal.Actor) (portal.Job, error) {
+	return portal.Job{}, errNoQueue
+}
 
 // Run seeds a contest in a SQLite database in dir, serves the portal on
 // loopback, and loads it for load with the workers writing beside it.

@@ -148,7 +148,7 @@ func TestSettle(t *testing.T) {
 		t.Errorf("attempts %+v", attempts)
 	}
 	// Staff can run it again.
-	if _, err := q.Rerun(ctx, a); err != nil {
+	if _, err := q.Rerun(ctx, a, portal.Actor{}); err != nil {
 		t.Errorf("rerun of a lost job: %v", err)
 	}
 

@@ -330,18 +330,27 @@ func (q *Queue) Stop(ctx context.Context) error {
 var errDuplicate = errors.New("duplicate")
 
 // Enqueue queues a benchmark of a team's current target for the contest's
-// problem. A team with a queued or running job gets that job and a
-// *portal.TeamHasJobError; River's unique job decides, inside the
-// transaction that adds the row, so two enqueues at once give one job and
-// leave no row behind for the other.
+// problem, while the contest runs for the team (portal.Contest's
+// CheckEnqueue, on the store's clock). A team with a queued or running job
+// gets that job and a *portal.TeamHasJobError; River's unique job decides,
+// inside the transaction that adds the row, so two enqueues at once give one
+// job and leave no row behind for the other.
+//
+// The contest's times and the team's extra time are read and checked in
+// that transaction too, under a share lock (PostgreSQL; SQLite's immediate
+// transaction holds its write lock): an admin moving the end, or pressing
+// "end now", commits before the check (which then refuses) or after the
+// job is in (which was enqueued in time), never between.
 func (q *Queue) Enqueue(ctx context.Context, teamID int64) (portal.Job, error) {
-	return q.enqueue(ctx, teamID, 0)
+	return q.enqueue(ctx, teamID, 0, portal.Actor{})
 }
 
-// Rerun queues a new job for the team of an errored job (same rules as
-// Enqueue: the team's current target, one active job). Only an errored job
+// Rerun queues a new job for the team of an errored job, for staff (by),
+// and records it in the audit log. It follows Enqueue's rules but the
+// timeline's: the team's current target, one active job; it may run after
+// the end, replacing a run the infrastructure failed. Only an errored job
 // can be run again: a finished one has its verdict.
-func (q *Queue) Rerun(ctx context.Context, jobID int64) (portal.Job, error) {
+func (q *Queue) Rerun(ctx context.Context, jobID int64, by portal.Actor) (portal.Job, error) {
 	j, err := q.store.Job(ctx, jobID)
 	if err != nil {
 		return portal.Job{}, err
@@ -349,23 +358,30 @@ func (q *Queue) Rerun(ctx context.Context, jobID int64) (portal.Job, error) {
 	if j.State != portal.JobErrored {
 		return portal.Job{}, portal.Errorf(portal.CodeConflict, "job %d is %s: only an errored job can be run again", jobID, j.State)
 	}
-	return q.enqueue(ctx, j.TeamID, j.ID)
+	return q.enqueue(ctx, j.TeamID, j.ID, by)
 }
 
-func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64) (portal.Job, error) {
+func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64, by portal.Actor) (portal.Job, error) {
 	var job portal.Job
 	var dup *rivertype.JobRow
 	err := q.store.InTx(ctx, func(tx *store.Tx) error {
-		c, err := tx.Contest(ctx)
-		if err != nil {
+		c, err := tx.ContestForShare(ctx)
+		if portal.ErrorCode(err) == portal.CodeNotFound {
+			return portal.Errorf(portal.CodeConflict, "the contest is not set up: no benchmarks now")
+		} else if err != nil {
 			return err
 		}
 		if _, ok := q.cfg.Lookup(c.Problem); !ok {
 			return portal.Errorf(portal.CodeInvalid, "the contest's problem %q is not one of tunecon's", c.Problem)
 		}
-		team, err := tx.Team(ctx, teamID)
+		team, err := tx.TeamForShare(ctx, teamID)
 		if err != nil {
 			return err
+		}
+		if rerunOf == 0 {
+			if err := c.CheckEnqueue(team, tx.Now()); err != nil {
+				return err
+			}
 		}
 		if _, err := portal.CheckTarget(team.Target, c.Settings.LocalTargets); err != nil {
 			return err
@@ -385,7 +401,11 @@ func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64) (portal.Job,
 			TeamID: teamID, Problem: c.Problem, Target: team.Target, MaxAttempts: c.Settings.Attempts(),
 			Deadline: timing.Deadline(), RiverJobID: res.Job.ID, RerunOf: rerunOf,
 		})
-		return err
+		if err != nil || rerunOf == 0 {
+			return err
+		}
+		return tx.Audit(ctx, by, portal.AuditRerun, fmt.Sprintf("job %d", rerunOf),
+			map[string]any{"job": rerunOf, "new_job": job.ID, "team": teamID})
 	})
 	var busy *portal.TeamHasJobError
 	switch {
@@ -414,7 +434,10 @@ func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64) (portal.Job,
 // running one is cancelled through River, whose worker stops the benchmark
 // and ends the job cancelled (within a second or so), or, if that worker is
 // dead, River's rescuer and the settler do. It returns the job as it is now.
-func (q *Queue) Cancel(ctx context.Context, jobID int64) (portal.Job, error) {
+//
+// by is the staff member, recorded in the audit log with the job's state
+// before.
+func (q *Queue) Cancel(ctx context.Context, jobID int64, by portal.Actor) (portal.Job, error) {
 	var job portal.Job
 	err := q.store.InTx(ctx, func(tx *store.Tx) error {
 		j, err := tx.Job(ctx, jobID)
@@ -422,6 +445,10 @@ func (q *Queue) Cancel(ctx context.Context, jobID int64) (portal.Job, error) {
 			return err
 		}
 		if err := portal.CheckTransition(jobID, j.State, portal.JobCancelled); err != nil {
+			return err
+		}
+		if err := tx.Audit(ctx, by, portal.AuditCancel, fmt.Sprintf("job %d", jobID),
+			map[string]any{"job": jobID, "team": j.TeamID, "state": j.State}); err != nil {
 			return err
 		}
 		row, err := q.client.JobCancelTx(ctx, tx.SQL(), j.RiverJobID)

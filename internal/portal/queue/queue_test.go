@@ -238,7 +238,7 @@ func testTeamsFinishWithTheirVerdicts(t *testing.T, db storetest.System) {
 	if err != nil || j.State != portal.JobQueued {
 		t.Errorf("enqueue after the end: %+v, %v", j, err)
 	}
-	if _, err := e.portal.Cancel(ctx, j.ID); err != nil {
+	if _, err := e.portal.Cancel(ctx, j.ID, portal.Actor{}); err != nil {
 		t.Error(err)
 	}
 }
@@ -424,12 +424,12 @@ func TestInfrastructureFaultsError(t *testing.T) {
 		if err := e.store.SetTarget(ctx, team.ID, "http://held/"); err != nil {
 			t.Fatal(err)
 		}
-		again, err := e.portal.Rerun(ctx, j.ID)
+		again, err := e.portal.Rerun(ctx, j.ID, portal.Actor{})
 		if err != nil || again.RerunOf != j.ID || again.ID == j.ID || again.Target != "http://held/" {
 			t.Fatalf("rerun of %d: %+v, %v", j.ID, again, err)
 		}
 		// The errored job can be rerun only while the team has no other job.
-		if _, err := e.portal.Rerun(ctx, j.ID); err == nil {
+		if _, err := e.portal.Rerun(ctx, j.ID, portal.Actor{}); err == nil {
 			t.Error("two reruns at once")
 		} else if busy, ok := errors.AsType[*portal.TeamHasJobError](err); !ok || busy.JobID != again.ID {
 			t.Errorf("a second rerun: %v", err)
@@ -439,7 +439,7 @@ func TestInfrastructureFaultsError(t *testing.T) {
 		if got.State != portal.JobFinished || got.Verdict != portal.VerdictPassed || got.Score != 12 {
 			t.Errorf("rerun %+v", got)
 		}
-		if _, err := e.portal.Rerun(ctx, again.ID); portal.ErrorCode(err) != portal.CodeConflict {
+		if _, err := e.portal.Rerun(ctx, again.ID, portal.Actor{}); portal.ErrorCode(err) != portal.CodeConflict {
 			t.Errorf("rerun of a finished job: %v", err)
 		}
 	}
@@ -488,7 +488,7 @@ func TestConcurrentEnqueuesGiveOneJob(t *testing.T) {
 				t.Errorf("round %d: %v (job %d), want the team's job %d", round, err, jobs[i].ID, winner.ID)
 			}
 		}
-		if got, err := portals[round%2].Cancel(ctx, winner.ID); err != nil || got.State != portal.JobCancelled {
+		if got, err := portals[round%2].Cancel(ctx, winner.ID, portal.Actor{}); err != nil || got.State != portal.JobCancelled {
 			t.Fatalf("round %d: cancel: %+v, %v", round, got, err)
 		}
 	}
@@ -510,16 +510,16 @@ func TestCancel(t *testing.T) {
 
 	// A queued job (no worker yet) is cancelled at once.
 	j := e.enqueue(team.ID)
-	got, err := e.portal.Cancel(ctx, j.ID)
+	got, err := e.portal.Cancel(ctx, j.ID, portal.Actor{})
 	if err != nil || got.State != portal.JobCancelled || got.ErrorCode != portal.ReasonCancelled || got.FinishedAt.IsZero() {
 		t.Fatalf("cancel of a queued job: %+v, %v", got, err)
 	}
-	if _, err := e.portal.Cancel(ctx, j.ID); err == nil {
+	if _, err := e.portal.Cancel(ctx, j.ID, portal.Actor{}); err == nil {
 		t.Error("a cancelled job was cancelled again")
 	} else if te, ok := errors.AsType[*portal.TransitionError](err); !ok || te.From != portal.JobCancelled {
 		t.Errorf("cancel of a cancelled job: %v", err)
 	}
-	if _, err := e.portal.Rerun(ctx, j.ID); portal.ErrorCode(err) != portal.CodeConflict {
+	if _, err := e.portal.Rerun(ctx, j.ID, portal.Actor{}); portal.ErrorCode(err) != portal.CodeConflict {
 		t.Errorf("rerun of a cancelled job: %v", err)
 	}
 
@@ -528,7 +528,7 @@ func TestCancel(t *testing.T) {
 	e.worker("w1", queue.Config{})
 	e.wait(j.ID, 10*time.Second, "in its load phase", func(j portal.Job) bool { return j.Progress.Phase == engine.PhaseLoad })
 	start := time.Now()
-	if got, err := e.portal.Cancel(ctx, j.ID); err != nil || got.State.Final() && got.State != portal.JobCancelled {
+	if got, err := e.portal.Cancel(ctx, j.ID, portal.Actor{}); err != nil || got.State.Final() && got.State != portal.JobCancelled {
 		t.Fatalf("cancel of a running job: %+v, %v", got, err)
 	}
 	got = e.waitFinal(j.ID, 5*time.Second)

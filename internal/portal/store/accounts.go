@@ -135,16 +135,23 @@ func (q *queries) DeleteExpiredSessions(ctx context.Context) (int64, error) {
 	return res.RowsAffected()
 }
 
-// CreateTeamFor makes a team with a new invite code and puts the account,
-// which must have none, in it.
-func (s *Store) CreateTeamFor(ctx context.Context, accountID int64, name string) (portal.Team, error) {
+// CreateTeamFor makes a team with a new invite code in a bracket and puts
+// the account, which must have none, in it. With brackets the team must be
+// in one of them; without, in none ("").
+func (s *Store) CreateTeamFor(ctx context.Context, accountID int64, name, bracket string) (portal.Team, error) {
 	var t portal.Team
 	err := s.InTx(ctx, func(tx *Tx) error {
 		if err := tx.canJoin(ctx, accountID); err != nil {
 			return err
 		}
-		var err error
-		if t, err = tx.insertTeam(ctx, name, "", portal.NewInviteCode()); err != nil {
+		c, err := tx.Contest(ctx)
+		if err != nil && portal.ErrorCode(err) != portal.CodeNotFound {
+			return err
+		}
+		if err := checkBracket(c, bracket); err != nil {
+			return err
+		}
+		if t, err = tx.insertTeam(ctx, name, "", portal.NewInviteCode(), bracket); err != nil {
 			return err
 		}
 		return tx.setTeam(ctx, accountID, t.ID)

@@ -25,7 +25,7 @@ func testJoinsNeverPassTheTeamSize(t *testing.T, db storetest.System) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	team, err := stores[0].CreateTeamFor(ctx, owner.ID, "full house")
+	team, err := stores[0].CreateTeamFor(ctx, owner.ID, "full house", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,17 +84,17 @@ func testSessions(t *testing.T, db storetest.System) {
 	if n, err := s.DeleteExpiredSessions(ctx); n != 1 || err != nil {
 		t.Errorf("deleted %d, %v", n, err)
 	}
-	if _, err := s.CreateTeamFor(ctx, a.ID, "one"); err != nil {
+	if _, err := s.CreateTeamFor(ctx, a.ID, "one", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateTeamFor(ctx, a.ID, "two"); portal.ErrorCode(err) != portal.CodeConflict {
+	if _, err := s.CreateTeamFor(ctx, a.ID, "two", ""); portal.ErrorCode(err) != portal.CodeConflict {
 		t.Errorf("a second team: %v", err)
 	}
 	admin, err := s.CreateAccount(ctx, "root", "hash", portal.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateTeamFor(ctx, admin.ID, "staff"); portal.ErrorCode(err) != portal.CodeInvalid {
+	if _, err := s.CreateTeamFor(ctx, admin.ID, "staff", ""); portal.ErrorCode(err) != portal.CodeInvalid {
 		t.Errorf("an admin's team: %v", err)
 	}
 }

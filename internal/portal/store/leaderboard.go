@@ -4,29 +4,60 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
 )
 
-// Leaderboard reads every team's standing, ranked (portal.Rank). A team's
-// score is its latest passed job's (j); it reached that score with the
-// first of the passed jobs that scored it since its last passed job that
-// scored otherwise (r), so running the same app again keeps a tie won.
-func (q *queries) Leaderboard(ctx context.Context) ([]portal.Standing, error) {
-	rows, err := q.query(ctx, `SELECT t.id, t.name,
-			(SELECT COUNT(*) FROM jobs f WHERE f.team_id = t.id AND f.state = 'finished'),
+// BoardOptions choose how Leaderboard reads the board.
+type BoardOptions struct {
+	// Rule chooses each team's score among its passed jobs (RankLatest when
+	// empty).
+	Rule portal.RankRule
+	// Before, when not zero, counts only the jobs that finished before it:
+	// the board as it stood then (at a freeze).
+	Before time.Time
+}
+
+// never is the cutoff of a board that counts every job.
+var never = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)
+
+// Leaderboard reads every team's standing, hidden teams too, ranked
+// (portal.Rank), counting the finished jobs before o.Before.
+//
+// With RankLatest a team's score is its latest passed job's (j); it reached
+// that score with the first of the passed jobs that scored it since its
+// last passed job that scored otherwise (r), so running the same app again
+// keeps a tie won. With RankBest its score is its best passed job's, which
+// it reached with the first job that scored it (j and r are one job).
+func (q *queries) Leaderboard(ctx context.Context, o BoardOptions) ([]portal.Standing, error) {
+	before := o.Before
+	if before.IsZero() {
+		before = never
+	}
+	before = before.UTC()
+	const passed = `p.team_id = t.id AND p.state = 'finished' AND p.verdict = 'passed' AND p.finished_at < ?`
+	pick, reached := `ORDER BY p.finished_at DESC, p.id DESC`, `LEFT JOIN jobs r ON r.id = (
+			SELECT p.id FROM jobs p WHERE `+passed+` AND p.score = j.score AND NOT EXISTS (
+					SELECT 1 FROM jobs o WHERE o.team_id = t.id AND o.state = 'finished' AND o.verdict = 'passed'
+						AND o.score <> j.score AND o.finished_at >= p.finished_at AND o.finished_at < ?)
+			ORDER BY p.finished_at, p.id LIMIT 1)`
+	args := []any{before, before, before, before}
+	switch o.Rule {
+	case "", portal.RankLatest:
+	case portal.RankBest:
+		pick, reached = `ORDER BY p.score DESC, p.finished_at, p.id`, `LEFT JOIN jobs r ON r.id = j.id`
+		args = args[:2]
+	default:
+		return nil, portal.Errorf(portal.CodeInvalid, "no ranking rule %q", o.Rule)
+	}
+	rows, err := q.query(ctx, `SELECT t.id, t.name, t.bracket, t.hidden,
+			(SELECT COUNT(*) FROM jobs f WHERE f.team_id = t.id AND f.state = 'finished' AND f.finished_at < ?),
 			j.score, r.finished_at
 		FROM teams t
-		LEFT JOIN jobs j ON j.id = (
-			SELECT p.id FROM jobs p WHERE p.team_id = t.id AND p.state = 'finished' AND p.verdict = 'passed'
-			ORDER BY p.finished_at DESC, p.id DESC LIMIT 1)
-		LEFT JOIN jobs r ON r.id = (
-			SELECT p.id FROM jobs p WHERE p.team_id = t.id AND p.state = 'finished' AND p.verdict = 'passed'
-				AND p.score = j.score AND NOT EXISTS (
-					SELECT 1 FROM jobs o WHERE o.team_id = t.id AND o.state = 'finished' AND o.verdict = 'passed'
-						AND o.score <> j.score AND o.finished_at >= p.finished_at)
-			ORDER BY p.finished_at, p.id LIMIT 1)
-		ORDER BY t.id`)
+		LEFT JOIN jobs j ON j.id = (SELECT p.id FROM jobs p WHERE `+passed+` `+pick+` LIMIT 1)
+		`+reached+`
+		ORDER BY t.id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading the leaderboard: %w", err)
 	}
@@ -38,7 +69,7 @@ func (q *queries) Leaderboard(ctx context.Context) ([]portal.Standing, error) {
 			score sql.NullFloat64
 			at    sql.NullTime
 		)
-		if err := rows.Scan(&s.TeamID, &s.Team, &s.Runs, &score, &at); err != nil {
+		if err := rows.Scan(&s.TeamID, &s.Team, &s.Bracket, &s.Hidden, &s.Runs, &score, &at); err != nil {
 			return nil, fmt.Errorf("store: reading the leaderboard: %w", err)
 		}
 		s.Passed, s.Score, s.ReachedAt = score.Valid, score.Float64, at.Time
@@ -72,16 +103,18 @@ func (q *queries) ScoreHistory(ctx context.Context) ([]portal.ScorePoint, error)
 }
 
 // Changes is a cheap fingerprint of what the leaderboard shows: it changes
-// when a job finishes or a team is added. The portal polls it to know when
-// to read the leaderboard again.
+// when a job finishes, a team is added, or the contest or a team's place
+// on the board changes (the contest's revision). The portal polls it to
+// know when to read the leaderboard again.
 func (q *queries) Changes(ctx context.Context) (string, error) {
-	var finished, maxID, teams int64
+	var finished, maxID, teams, revision int64
 	err := q.queryRow(ctx, `SELECT
 			(SELECT COUNT(*) FROM jobs WHERE state = 'finished'),
 			(SELECT COALESCE(MAX(id), 0) FROM jobs WHERE state = 'finished'),
-			(SELECT COUNT(*) FROM teams)`).Scan(&finished, &maxID, &teams)
+			(SELECT COUNT(*) FROM teams),
+			(SELECT COALESCE(MAX(revision), 0) FROM contest)`).Scan(&finished, &maxID, &teams, &revision)
 	if err != nil {
 		return "", fmt.Errorf("store: reading changes: %w", err)
 	}
-	return fmt.Sprintf("%d/%d/%d", finished, maxID, teams), nil
+	return fmt.Sprintf("%d/%d/%d/%d", finished, maxID, teams, revision), nil
 }

@@ -68,7 +68,10 @@ func loadMigrations(dir string) ([]Migration, error) {
 // (On PostgreSQL River's migrations commit one by one in transactions of
 // their own while that one holds the lock: see riverOwnTxs.) It returns the
 // versions it applied of the portal's schema.
-func (s *Store) Migrate(ctx context.Context) ([]int, error) {
+func (s *Store) Migrate(ctx context.Context) ([]int, error) { return s.migrate(ctx, 0) }
+
+// migrate is Migrate up to the portal's step upTo (0: every step).
+func (s *Store) migrate(ctx context.Context, upTo int) ([]int, error) {
 	steps, err := s.Migrations()
 	if err != nil {
 		return nil, err
@@ -92,7 +95,7 @@ func (s *Store) Migrate(ctx context.Context) ([]int, error) {
 			return err
 		}
 		for _, m := range steps {
-			if m.Version <= current {
+			if m.Version <= current || upTo > 0 && m.Version > upTo {
 				continue
 			}
 			if _, err := tx.exec(ctx, m.SQL); err != nil {

@@ -147,6 +147,10 @@ type dialect struct {
 	// those before it applied, and the next Migrate goes on from there.
 	// SQLite's pool has one connection, which Migrate's transaction holds.
 	riverOwnTxs bool
+	// forShare and forUpdate end a SELECT that locks the rows it reads until
+	// the transaction ends, shared or not (PostgreSQL); empty on SQLite,
+	// whose immediate transactions take its one write lock at BEGIN.
+	forShare, forUpdate string
 }
 
 var sqliteDialect = dialect{
@@ -191,6 +195,8 @@ var postgresDialect = dialect{
 	// create the same tables, and one would fail.)
 	lockMigrations: fmt.Sprintf(`SELECT pg_advisory_xact_lock(%d)`, migrateLockKey),
 	riverOwnTxs:    true,
+	forShare:       " FOR SHARE",
+	forUpdate:      " FOR UPDATE",
 }
 
 // pgCode is a PostgreSQL error's SQLSTATE, "" for any other error.
@@ -402,6 +408,10 @@ func (s *Store) InTx(ctx context.Context, f func(*Tx) error) error {
 
 // stamp is the clock's time in UTC.
 func (q *queries) stamp() time.Time { return q.now().UTC() }
+
+// Now is the store's clock (Options.Now), in UTC: the time every check of
+// the contest's timeline inside a transaction uses.
+func (q *queries) Now() time.Time { return q.stamp() }
 
 // nullTime is t for a column, NULL for the zero time.
 func nullTime(t time.Time) sql.NullTime { return sql.NullTime{Time: t.UTC(), Valid: !t.IsZero()} }

@@ -160,7 +160,7 @@ func testContestAndTeams(t *testing.T, db storetest.System) {
 	}
 	want := portal.Contest{
 		Problem: "example", LoadDuration: 3 * time.Second,
-		StartsAt: clock.Now(), EndsAt: clock.Now().Add(8 * time.Hour),
+		Timeline: portal.Timeline{StartsAt: clock.Now(), EndsAt: clock.Now().Add(8 * time.Hour)},
 		Settings: portal.Settings{InitializeTimeout: time.Second, Grace: 500 * time.Millisecond, MaxAttempts: 3, Seed: 7,
 			LocalTargets: true},
 	}
@@ -176,7 +176,7 @@ func testContestAndTeams(t *testing.T, db storetest.System) {
 		t.Fatal(err)
 	}
 	if got.Problem != want.Problem || got.LoadDuration != want.LoadDuration || !got.StartsAt.Equal(want.StartsAt) ||
-		!got.EndsAt.Equal(want.EndsAt) || got.Settings != want.Settings {
+		!got.EndsAt.Equal(want.EndsAt) || !got.Settings.Equal(want.Settings) {
 		t.Errorf("contest %+v, want %+v", got, want)
 	}
 
@@ -435,7 +435,7 @@ func testContestWrapUp(t *testing.T, db storetest.System) {
 	if err := s.SetContest(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := s.Contest(ctx); err != nil || got.Settings != c.Settings || got.Timing().WrapUp != 3*time.Second {
+	if got, err := s.Contest(ctx); err != nil || !got.Settings.Equal(c.Settings) || got.Timing().WrapUp != 3*time.Second {
 		t.Errorf("contest %+v, %v", got, err)
 	}
 	c.Settings.WrapUp = time.Second
@@ -570,7 +570,7 @@ func testLeaderboard(t *testing.T, db storetest.System) {
 	backAt := finish(back, portal.VerdictPassed, 500)
 	finish(back, portal.VerdictPassed, 500)
 
-	board, err := s.Leaderboard(ctx)
+	board, err := s.Leaderboard(ctx, store.BoardOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

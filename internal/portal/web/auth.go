@@ -74,6 +74,15 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) {
 		again(err)
 		return
 	}
+	c, err := s.contest(r)
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	if err := s.registrationOpen(c); err != nil {
+		again(err)
+		return
+	}
 	after, forgive := s.limiter.reserve(rule{"signup:" + s.clientAddress(r), MaxSignups, SignupWindow})
 	if after > 0 {
 		s.fail(w, r, v, &retryError{after: after, what: "sign-ups from your address"})

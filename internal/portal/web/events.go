@@ -19,15 +19,17 @@ const KeepAliveEvery = 15 * time.Second
 
 // live is what the live pages show, read from the database by one loop for
 // every viewer: the active jobs with their progress and queue positions, and
-// the leaderboard, read again only when a job has finished or a team was
-// added. Viewers wait on tick, which is closed and replaced at each read.
+// the leaderboard's boards, read again only when a job has finished, a team
+// was added, the contest or a team's place changed, or the freeze began or
+// ended. Viewers wait on tick, which is closed and replaced at each read.
 type live struct {
 	store *store.Store
 	every time.Duration
+	now   func() time.Time
 	log   *slog.Logger
 
-	// row renders a leaderboard line (own: the viewer's team).
-	row func(s portal.Standing, own bool) (string, error)
+	// row renders a leaderboard line (Server.boardRow).
+	row func(s portal.Standing, own, staff, brackets bool) (string, error)
 
 	mu        sync.Mutex
 	tick      chan struct{}
@@ -35,31 +37,81 @@ type live struct {
 	jobs      map[int64]portal.Job // queued and running, by id
 	positions map[int64]int
 	boardKey  string
-	view      *boardView // what the leaderboard pages show, built once per change
+	boards    *boards // what the leaderboard pages show, built once per change
 
-	// first serializes the builds of a view asked for before the loop's
-	// first read: hundreds of browsers at the start build it once.
+	// first serializes the builds of the boards asked for before the
+	// loop's first read: hundreds of browsers at the start build them once.
 	first sync.Mutex
 }
 
-// boardView is the leaderboard in the forms its pages serve, made once each
-// time it changes rather than for each of hundreds of viewers.
+// boards are the leaderboard's every board, made once each time they change
+// rather than for each of hundreds of viewers.
+type boards struct {
+	// key is the fingerprint they were built at (boardKey).
+	key      string
+	timeline portal.Timeline
+	// frozen: the public boards stand as they did at the freeze.
+	frozen   bool
+	revealed bool
+	brackets []string
+	// staff are the live boards, hidden teams too, by bracket ("": every
+	// team); public are what everyone else sees: frozen during a freeze,
+	// without hidden teams.
+	staff, public map[string]*boardView
+	// final is every team's live standing, and points every passed job,
+	// by team: a team's own line and chart during a freeze, the ceremony.
+	final  []portal.Standing
+	own    map[int64]portal.Standing
+	points map[int64][][2]float64
+}
+
+// boardView is one board in the forms its pages serve.
 type boardView struct {
 	standings []portal.Standing
 	// rows are the table's lines as HTML, plain and as the viewer's own.
 	rows, ownRows []string
 	index         map[int64]int // team id -> line
 	event         []byte        // the "board" event's JSON
-	points        map[int64][][2]float64
+	// points are the chart's, by team: at a freeze, those before it.
+	points map[int64][][2]float64
 }
 
-func newLive(s *store.Store, every time.Duration, log *slog.Logger, row func(portal.Standing, bool) (string, error)) *live {
-	return &live{store: s, every: every, log: log, row: row, tick: make(chan struct{})}
+// view is the board a viewer sees: staff's live one or the public one, of
+// a bracket ("" for every team); CodeNotFound for a bracket the contest
+// does not have.
+func (b *boards) view(bracket string, staff bool) (*boardView, error) {
+	m := b.public
+	if staff {
+		m = b.staff
+	}
+	v, ok := m[bracket]
+	if !ok {
+		return nil, portal.Errorf(portal.CodeNotFound, "no bracket %q", bracket)
+	}
+	return v, nil
 }
 
-// buildView reads the leaderboard and the score history and renders them.
-func (l *live) buildView(ctx context.Context) (*boardView, error) {
-	board, err := l.store.Leaderboard(ctx)
+func newLive(s *store.Store, every time.Duration, now func() time.Time, log *slog.Logger,
+	row func(portal.Standing, bool, bool, bool) (string, error)) *live {
+	return &live{store: s, every: every, now: now, log: log, row: row, tick: make(chan struct{})}
+}
+
+// timeline reads the contest's times and brackets (none before it is set
+// up).
+func (l *live) contest(ctx context.Context) (portal.Contest, error) {
+	c, err := l.store.Contest(ctx)
+	if portal.ErrorCode(err) == portal.CodeNotFound {
+		return portal.Contest{}, nil
+	}
+	return c, err
+}
+
+// buildBoards reads the leaderboard, live and (during a freeze) as it
+// stood at the freeze, and the score history, and renders every board.
+func (l *live) buildBoards(ctx context.Context, key string, c portal.Contest) (*boards, error) {
+	now := l.now()
+	rule := c.Settings.Rule()
+	all, err := l.store.Leaderboard(ctx, store.BoardOptions{Rule: rule})
 	if err != nil {
 		return nil, err
 	}
@@ -67,24 +119,66 @@ func (l *live) buildView(ctx context.Context) (*boardView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &boardView{standings: board, rows: make([]string, len(board)), ownRows: make([]string, len(board)),
-		index: make(map[int64]int, len(board)), points: map[int64][][2]float64{}}
-	rows := make([]boardRow, len(board))
-	for i, b := range board {
-		if v.rows[i], err = l.row(b, false); err != nil {
+	b := &boards{key: key, timeline: c.Timeline, frozen: c.Frozen(now), revealed: c.Revealed(now),
+		brackets: c.Settings.Brackets, staff: map[string]*boardView{}, public: map[string]*boardView{},
+		final: portal.Board(all, "", false), own: make(map[int64]portal.Standing, len(all)), points: map[int64][][2]float64{}}
+	for _, s := range all {
+		b.own[s.TeamID] = s
+	}
+	frozenPoints := map[int64][][2]float64{}
+	for _, p := range history {
+		pt := [2]float64{float64(p.At.Unix()), p.Score}
+		b.points[p.TeamID] = append(b.points[p.TeamID], pt)
+		if p.At.Before(c.FreezesAt) {
+			frozenPoints[p.TeamID] = append(frozenPoints[p.TeamID], pt)
+		}
+	}
+	public, publicPoints := all, b.points
+	if b.frozen {
+		if public, err = l.store.Leaderboard(ctx, store.BoardOptions{Rule: rule, Before: c.FreezesAt}); err != nil {
 			return nil, err
 		}
-		if v.ownRows[i], err = l.row(b, true); err != nil {
+		publicPoints = frozenPoints
+	}
+	withColumn := len(b.brackets) > 0
+	for _, bracket := range append([]string{""}, b.brackets...) {
+		column := withColumn && bracket == ""
+		if b.staff[bracket], err = l.render(portal.Board(all, bracket, true), b.points, true, column); err != nil {
+			return nil, err
+		}
+		if b.public[bracket], err = l.render(portal.Board(public, bracket, false), publicPoints, false, column); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// render makes a board's forms.
+func (l *live) render(board []portal.Standing, points map[int64][][2]float64, staff, brackets bool) (*boardView, error) {
+	v := &boardView{standings: board, rows: make([]string, len(board)), ownRows: make([]string, len(board)),
+		index: make(map[int64]int, len(board)), points: points}
+	rows := make([]boardRow, len(board))
+	var err error
+	for i, b := range board {
+		if v.rows[i], err = l.row(b, false, staff, brackets); err != nil {
+			return nil, err
+		}
+		if staff {
+			v.ownRows[i] = v.rows[i] // admins are in no team
+		} else if v.ownRows[i], err = l.row(b, true, false, brackets); err != nil {
 			return nil, err
 		}
 		v.index[b.TeamID] = i
 		rows[i] = boardRow{Rank: b.Rank, TeamID: b.TeamID, Team: b.Team, Passed: b.Passed, Score: b.Score, Runs: b.Runs}
+		if brackets {
+			rows[i].Bracket = &board[i].Bracket
+		}
+		if staff && b.Hidden {
+			rows[i].Hidden = true
+		}
 	}
 	if v.event, err = json.Marshal(rows); err != nil {
 		return nil, err
-	}
-	for _, p := range history {
-		v.points[p.TeamID] = append(v.points[p.TeamID], [2]float64{float64(p.At.Unix()), p.Score})
 	}
 	return v, nil
 }
@@ -104,6 +198,21 @@ func (l *live) run(ctx context.Context) {
 	}
 }
 
+// boardKey is the fingerprint of what the boards show: the store's changes
+// and, the clock passing the freeze or the reveal, whether they are frozen.
+func (l *live) key(ctx context.Context) (string, portal.Contest, error) {
+	changes, err := l.store.Changes(ctx)
+	if err != nil {
+		return "", portal.Contest{}, err
+	}
+	c, err := l.contest(ctx)
+	if err != nil {
+		return "", c, err
+	}
+	now := l.now()
+	return fmt.Sprintf("%s/%t/%t", changes, c.Frozen(now), c.Revealed(now)), c, nil
+}
+
 func (l *live) refresh(ctx context.Context) error {
 	active, err := l.store.Jobs(ctx, portal.JobQueued, portal.JobRunning)
 	if err != nil {
@@ -113,15 +222,15 @@ func (l *live) refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	key, err := l.store.Changes(ctx)
+	key, c, err := l.key(ctx)
 	if err != nil {
 		return err
 	}
 	l.mu.Lock()
-	view, boardKey := l.view, l.boardKey
+	b := l.boards
 	l.mu.Unlock()
-	if key != boardKey || view == nil {
-		if view, err = l.buildView(ctx); err != nil {
+	if b == nil || b.key != key {
+		if b, err = l.buildBoards(ctx, key, c); err != nil {
 			return err
 		}
 	}
@@ -131,7 +240,7 @@ func (l *live) refresh(ctx context.Context) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.jobs, l.positions, l.view, l.boardKey, l.loaded = jobs, positions, view, key, true
+	l.jobs, l.positions, l.boards, l.boardKey, l.loaded = jobs, positions, b, key, true
 	close(l.tick)
 	l.tick = make(chan struct{})
 	return nil
@@ -158,32 +267,35 @@ func (l *live) position(id int64) int {
 	return l.positions[id]
 }
 
-// board is the leaderboard as last read (read now before the first read).
-func (l *live) board(ctx context.Context) (*boardView, error) {
+// current is the boards as last read (read now before the first read).
+func (l *live) current(ctx context.Context) (*boards, error) {
 	l.mu.Lock()
-	view := l.view
+	b := l.boards
 	l.mu.Unlock()
-	if view != nil {
-		return view, nil
+	if b != nil {
+		return b, nil
 	}
 	l.first.Lock()
 	defer l.first.Unlock()
 	l.mu.Lock()
-	view = l.view
+	b = l.boards
 	l.mu.Unlock()
-	if view != nil {
-		return view, nil
+	if b != nil {
+		return b, nil
 	}
-	view, err := l.buildView(ctx)
+	key, c, err := l.key(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if b, err = l.buildBoards(ctx, key, c); err != nil {
 		return nil, err
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.view == nil {
-		l.view = view // boardKey stays "": the loop reads it again
+	if l.boards == nil {
+		l.boards = b // boardKey stays "": the loop reads them again
 	}
-	return view, nil
+	return b, nil
 }
 
 // stream is a server-sent event stream.
@@ -303,25 +415,70 @@ type boardRow struct {
 	Passed bool    `json:"passed"`
 	Score  float64 `json:"score"`
 	Runs   int     `json:"runs"`
+	// Bracket is set on the board of every bracket of a contest that has
+	// some; Hidden on staff's board.
+	Bracket *string `json:"bracket,omitempty"`
+	Hidden  bool    `json:"hidden,omitempty"`
 }
 
-// leaderboardEvents streams the leaderboard ("board" events), each time it
-// changes.
+// ownLine is a team's own live line, sent to its members during a freeze.
+type ownLine struct {
+	Passed bool    `json:"passed"`
+	Score  float64 `json:"score"`
+	Runs   int     `json:"runs"`
+}
+
+// boardFor is the boards and the board a request asks for: its bracket
+// (?bracket=, "" for every team), live for admins, public for the others.
+func (s *Server) boardFor(r *http.Request, v viewer) (*boards, *boardView, error) {
+	b, err := s.live.current(r.Context())
+	if err != nil {
+		return nil, nil, err
+	}
+	view, err := b.view(r.URL.Query().Get("bracket"), v.Admin())
+	return b, view, err
+}
+
+// leaderboardEvents streams the viewer's board ("board" events: {frozen,
+// rows}) each time it changes, and during a freeze a team member's own
+// live line ("own" events) each time it changes.
 func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v viewer) {
+	bracket := r.URL.Query().Get("bracket")
+	if _, _, err := s.boardFor(r, v); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
 	st := startStream(w)
 	keep := time.NewTicker(KeepAliveEvery)
 	defer keep.Stop()
-	var lastKey string
+	var (
+		lastKey string
+		lastOwn *ownLine
+	)
 	for {
 		next := s.live.next()
 		s.live.mu.Lock()
-		view, key, loaded := s.live.view, s.live.boardKey, s.live.loaded
+		b, loaded := s.live.boards, s.live.loaded
 		s.live.mu.Unlock()
-		if loaded && key != lastKey {
-			if st.sendJSON("board", view.event) != nil {
+		if loaded && b.key != lastKey {
+			view, err := b.view(bracket, v.Admin())
+			if err != nil {
+				return // the bracket is gone
+			}
+			event := fmt.Appendf(nil, `{"frozen":%t,"rows":%s}`, b.frozen && !v.Admin(), view.event)
+			if st.sendJSON("board", event) != nil {
 				return
 			}
-			lastKey = key
+			lastKey = b.key
+			if own, ok := b.own[v.TeamID]; ok && b.frozen && v.TeamID != 0 {
+				line := ownLine{Passed: own.Passed, Score: own.Score, Runs: own.Runs}
+				if lastOwn == nil || *lastOwn != line {
+					if st.send("own", line) != nil {
+						return
+					}
+					lastOwn = &line
+				}
+			}
 		}
 		if !st.wait(r.Context(), keep, next) {
 			return
@@ -334,9 +491,11 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 const ChartTeams = 10
 
 // leaderboardHistory is the chart's data: the passed scores over time of
-// the leading teams and the viewer's.
+// the leading teams of the viewer's board and of the viewer's own team.
+// During a freeze the others' scores stop at the freeze; the team's own go
+// on.
 func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v viewer) {
-	view, err := s.live.board(r.Context())
+	b, view, err := s.boardFor(r, v)
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
@@ -348,16 +507,20 @@ func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v vi
 		Points [][2]float64 `json:"points"` // [unix seconds, score]
 	}
 	out := []series{}
-	for i, b := range view.standings {
-		if (i < ChartTeams && b.Passed) || b.TeamID == v.TeamID && v.TeamID != 0 {
-			points := view.points[b.TeamID]
+	for i, st := range view.standings {
+		own := st.TeamID == v.TeamID && v.TeamID != 0
+		if (i < ChartTeams && st.Passed) || own {
+			points := view.points[st.TeamID]
+			if own {
+				points = b.points[st.TeamID]
+			}
 			if points == nil {
 				points = [][2]float64{}
 			}
-			out = append(out, series{TeamID: b.TeamID, Team: b.Team, Own: b.TeamID == v.TeamID, Points: points})
+			out = append(out, series{TeamID: st.TeamID, Team: st.Team, Own: own, Points: points})
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(map[string]any{"series": out})
+	_ = json.NewEncoder(w).Encode(map[string]any{"series": out, "frozen": b.frozen && !v.Admin()})
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"html/template"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
 )
 
 // WorkerGone is how old a worker's heartbeat may be before the admin page
@@ -26,19 +29,6 @@ const (
 	RecentJobs      = 10
 	UnhealthyErrors = 3
 )
-
-// contestState is where the contest stands now.
-func contestState(c portal.Contest, now time.Time) string {
-	switch {
-	case c.Problem == "":
-		return "not set up"
-	case !c.StartsAt.IsZero() && now.Before(c.StartsAt):
-		return "not started"
-	case !c.EndsAt.IsZero() && !now.Before(c.EndsAt):
-		return "over"
-	}
-	return "running"
-}
 
 // contest reads the contest; a portal whose admin has not set one up yet
 // has a contest with no problem.
@@ -56,7 +46,9 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, v, err)
 		return
 	}
-	data := map[string]any{"Contest": c, "State": contestState(c, s.cfg.Now())}
+	now := s.cfg.Now()
+	data := map[string]any{"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
+		"Registration": c.RegistrationOpen(now)}
 	if p, ok := s.cfg.Lookup(c.Problem); ok {
 		data["Problem"] = p
 	}
@@ -66,7 +58,7 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) {
 			s.fail(w, r, v, err)
 			return
 		}
-		data["Team"] = t
+		data["Team"], data["TeamState"], data["TeamEnd"] = t, c.Phase(now, t.ExtraTime), c.EndFor(t.ExtraTime)
 		if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
 			data["Active"] = j.ForContestant()
 			data["Position"] = s.live.position(j.ID)
@@ -99,24 +91,36 @@ func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
 }
 
-// leaderboardPage shows the table's lines as rendered once per change, the
-// viewer's own line marked.
+// leaderboardPage shows the viewer's board (?bracket=) as rendered once per
+// change, the viewer's own line marked: the public board, frozen during a
+// freeze (with the team's own live score beside it), or for admins the live
+// one with a banner saying it is frozen for the others.
 func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewer) {
-	view, err := s.live.board(r.Context())
+	b, view, err := s.boardFor(r, v)
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
-	var b strings.Builder
+	var rows strings.Builder
 	own, isOwn := view.index[v.TeamID]
 	for i, row := range view.rows {
 		if isOwn && i == own && v.TeamID != 0 {
 			row = view.ownRows[i]
 		}
-		b.WriteString(row)
+		rows.WriteString(row)
 	}
-	s.render(w, r, http.StatusOK, "leaderboard", v, map[string]any{
-		"Rows": template.HTML(b.String()), "Teams": len(view.rows)}) //nolint:gosec // rendered by the boardrow template
+	bracket := r.URL.Query().Get("bracket")
+	query := ""
+	if bracket != "" {
+		query = "?bracket=" + url.QueryEscape(bracket)
+	}
+	data := map[string]any{"Rows": template.HTML(rows.String()), "Teams": len(view.rows), //nolint:gosec // rendered by the boardrow template
+		"Frozen": b.frozen, "Revealed": b.revealed, "Timeline": b.timeline, "Brackets": b.brackets, "Bracket": bracket,
+		"Query": query, "Column": len(b.brackets) > 0 && bracket == ""}
+	if line, ok := b.own[v.TeamID]; ok && b.frozen && v.TeamID != 0 {
+		data["Own"] = line
+	}
+	s.render(w, r, http.StatusOK, "leaderboard", v, data)
 }
 
 func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -124,7 +128,13 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		seeOther(w, r, "/admin")
 		return
 	}
-	data := map[string]any{}
+	c, err := s.contest(r)
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	data := map[string]any{"Brackets": c.Settings.Brackets, "Registration": c.RegistrationOpen(s.cfg.Now()),
+		"RegistrationAt": c.RegistrationAt}
 	if v.TeamID != 0 {
 		t, err := s.store.Team(r.Context(), v.TeamID)
 		if err != nil {
@@ -141,8 +151,26 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	s.render(w, r, http.StatusOK, "team", v, data)
 }
 
+// registrationOpen refuses what registering does (signing up, making or
+// joining a team) before the registration opens.
+func (s *Server) registrationOpen(c portal.Contest) error {
+	if !c.RegistrationOpen(s.cfg.Now()) {
+		return portal.Errorf(portal.CodeConflict, "registration opens at %s", c.RegistrationAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	return nil
+}
+
 func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, v viewer) {
-	if _, err := s.store.CreateTeamFor(r.Context(), v.ID, r.PostFormValue("name")); err != nil {
+	c, err := s.contest(r)
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	if err := s.registrationOpen(c); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	if _, err := s.store.CreateTeamFor(r.Context(), v.ID, r.PostFormValue("name"), r.PostFormValue("bracket")); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
@@ -152,6 +180,10 @@ func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, v viewer) {
 func (s *Server) joinTeam(w http.ResponseWriter, r *http.Request, v viewer) {
 	c, err := s.contest(r)
 	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	if err := s.registrationOpen(c); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
@@ -181,17 +213,9 @@ func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
 	seeOther(w, r, "/team")
 }
 
-// enqueue queues a benchmark of the viewer's team while the contest runs.
+// enqueue queues a benchmark of the viewer's team. The queue refuses one
+// unless the contest runs for the team, in the transaction that adds it.
 func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, v viewer) {
-	c, err := s.contest(r)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	if st := contestState(c, s.cfg.Now()); st != "running" {
-		s.fail(w, r, v, portal.Errorf(portal.CodeConflict, "the contest is %s: no benchmarks now", st))
-		return
-	}
 	j, err := s.cfg.Jobs.Enqueue(r.Context(), v.TeamID)
 	if err != nil {
 		s.fail(w, r, v, err)
@@ -281,9 +305,12 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, v, err)
 		return
 	}
+	now := s.cfg.Now()
 	s.render(w, r, http.StatusOK, "admin", v, map[string]any{
-		"Contest": c, "State": contestState(c, s.cfg.Now()), "Problems": s.cfg.Problems, "Teams": teams,
-		"Members": members, "Workers": workers, "Accounts": len(accounts),
+		"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
+		"Problems": s.cfg.Problems, "Teams": teams, "Members": members, "Workers": workers, "Accounts": len(accounts),
+		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
+		"Brackets": strings.Join(c.Settings.Brackets, ", "),
 	})
 }
 
@@ -321,8 +348,9 @@ func (s *Server) workers(r *http.Request) ([]workerView, error) {
 	return out, nil
 }
 
-// setContest is the admin's contest form: the problem, the load's length,
-// the times (UTC) and the team size.
+// setContest is the admin's settings form: the problem, the load's
+// length, the team size, local targets, the ranking rule and the brackets.
+// The times have a form of their own (setTimeline).
 func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 	c, err := s.contest(r)
 	if err != nil {
@@ -334,38 +362,14 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "no problem %q", problem))
 		return
 	}
-	c.Problem = problem
-	parseTime := func(field string) (time.Time, error) {
-		in := strings.TrimSpace(r.PostFormValue(field))
-		if in == "" {
-			return time.Time{}, nil
-		}
-		for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339} {
-			if t, err := time.ParseInLocation(layout, in, time.UTC); err == nil {
-				return t.UTC(), nil
-			}
-		}
-		return time.Time{}, portal.Errorf(portal.CodeInvalid, "%s: %q is not a time like 2026-12-01T10:00 (UTC)", field, in)
-	}
-	if c.StartsAt, err = parseTime("starts_at"); err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	if c.EndsAt, err = parseTime("ends_at"); err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	if !c.StartsAt.IsZero() && !c.EndsAt.IsZero() && !c.EndsAt.After(c.StartsAt) {
-		s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "the contest must end after it starts"))
-		return
-	}
+	load, settings := c.LoadDuration, c.Settings
 	if secs := strings.TrimSpace(r.PostFormValue("load_seconds")); secs != "" {
 		n, err := strconv.Atoi(secs)
 		if err != nil || n < 0 || n > 3600 {
 			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to 3600 seconds"))
 			return
 		}
-		c.LoadDuration = time.Duration(n) * time.Second
+		load = time.Duration(n) * time.Second
 	}
 	if size := strings.TrimSpace(r.PostFormValue("team_size")); size != "" {
 		n, err := strconv.Atoi(size)
@@ -373,14 +377,213 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "a team has 1 to 100 members"))
 			return
 		}
-		c.Settings.MaxTeamSize = n
+		settings.MaxTeamSize = n
 	}
-	c.Settings.LocalTargets = r.PostFormValue("local_targets") == "on"
-	if err := s.store.SetContest(r.Context(), c); err != nil {
+	settings.LocalTargets = r.PostFormValue("local_targets") == "on"
+	if rule := r.PostFormValue("ranking"); rule != "" {
+		settings.Ranking = portal.RankRule(rule)
+	}
+	if r.PostForm.Has("brackets") {
+		settings.Brackets = nil
+		for b := range strings.SplitSeq(r.PostFormValue("brackets"), ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				settings.Brackets = append(settings.Brackets, b)
+			}
+		}
+	}
+	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), problem, load, settings); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
 	seeOther(w, r, "/admin")
+}
+
+// parseTime reads a time of a form: empty for none, else UTC as a
+// datetime-local input sends it (seconds optional) or RFC 3339.
+func parseTime(r *http.Request, field string) (time.Time, error) {
+	in := strings.TrimSpace(r.PostFormValue(field))
+	if in == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.ParseInLocation(layout, in, time.UTC); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, portal.Errorf(portal.CodeInvalid, "%s: %q is not a time like 2026-12-01T10:00 (UTC)", field, in)
+}
+
+// timeFields are the timeline form's fields, by event.
+var timeFields = map[portal.Event]string{
+	portal.EventRegistration: "registration_at", portal.EventStart: "starts_at", portal.EventFreeze: "freezes_at",
+	portal.EventEnd: "ends_at", portal.EventReveal: "reveals_at",
+}
+
+// setTimeline is the admin's timeline form: the five times, in UTC. A
+// field that shows a time as the form showed it (to the second) keeps the
+// time as it is, so saving the form changes only what was edited.
+func (s *Server) setTimeline(w http.ResponseWriter, r *http.Request, v viewer) {
+	c, err := s.contest(r)
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	t := c.Timeline
+	for _, e := range portal.Events() {
+		at, _ := t.At(e)
+		in, err := parseTime(r, timeFields[e])
+		if err != nil {
+			s.fail(w, r, v, err)
+			return
+		}
+		if !in.Equal(at.Truncate(time.Second)) {
+			*at = in
+		}
+	}
+	if err := s.store.SetTimeline(r.Context(), portal.ActorOf(v.Account), t); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	seeOther(w, r, "/admin")
+}
+
+// setNow is the timeline's buttons: one event (registration, start,
+// freeze, end, reveal) now.
+func (s *Server) setNow(w http.ResponseWriter, r *http.Request, v viewer) {
+	e := portal.Event(r.PostFormValue("event"))
+	if _, err := s.store.SetNow(r.Context(), portal.ActorOf(v.Account), e); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	seeOther(w, r, "/admin")
+}
+
+// setTeamPlace is a team's line on the admin page: its bracket, whether it
+// is hidden, its extra time in minutes.
+func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) {
+	id, err := pathID(r, "team")
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	var extra time.Duration
+	if mins := strings.TrimSpace(r.PostFormValue("extra_minutes")); mins != "" {
+		n, err := strconv.Atoi(mins)
+		if err != nil {
+			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "extra time: %q is not a number of minutes", mins))
+			return
+		}
+		extra = time.Duration(n) * time.Minute
+	}
+	place := store.TeamPlace{Bracket: r.PostFormValue("bracket"), Hidden: r.PostFormValue("hidden") == "on", ExtraTime: extra}
+	if err := s.store.SetTeamPlace(r.Context(), portal.ActorOf(v.Account), id, place); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
+}
+
+// auditPage lists the admin actions, the newest first.
+func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) {
+	entries, err := s.store.AuditLog(r.Context())
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	slices.Reverse(entries)
+	type line struct {
+		portal.AuditEntry
+		What []string
+	}
+	lines := make([]line, len(entries))
+	for i, e := range entries {
+		lines[i] = line{AuditEntry: e, What: describeDetail(e.Detail)}
+	}
+	s.render(w, r, http.StatusOK, "admin_audit", v, map[string]any{"Entries": lines})
+}
+
+// describeDetail is an audit entry's detail in lines for people: "field:
+// before → after" for each change, "key: value" otherwise.
+func describeDetail(detail json.RawMessage) []string {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(detail, &fields); err != nil {
+		return []string{string(detail)}
+	}
+	show := func(raw json.RawMessage) string {
+		var s string
+		if string(raw) == "null" {
+			return "unset"
+		}
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(raw)
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		// A change is {"before": ..., "after": ...}, either of them null.
+		var c map[string]json.RawMessage
+		_ = json.Unmarshal(fields[k], &c)
+		before, hasBefore := c["before"]
+		after, hasAfter := c["after"]
+		if len(c) == 2 && hasBefore && hasAfter {
+			out = append(out, k+": "+show(before)+" → "+show(after))
+		} else {
+			out = append(out, k+": "+show(fields[k]))
+		}
+	}
+	return out
+}
+
+// auditExport is the audit log as a JSON file, oldest first.
+func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, v viewer) {
+	entries, err := s.store.AuditLog(r.Context())
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", `attachment; filename="tunecon-audit.json"`)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(entries)
+}
+
+// ceremonyPage reveals the final board (live, without hidden teams) team by
+// team from the bottom: ?shown=N shows the last N lines, and its button
+// shows one more. It changes nothing: the public board is revealed by the
+// timeline's reveal.
+func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) {
+	b, err := s.live.current(r.Context())
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	bracket := r.URL.Query().Get("bracket")
+	if _, err := b.view(bracket, true); err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	board := portal.Board(b.final, bracket, false)
+	shown, _ := strconv.Atoi(r.URL.Query().Get("shown"))
+	shown = max(0, min(shown, len(board)))
+	type line struct {
+		portal.Standing
+		Shown bool
+	}
+	lines := make([]line, len(board))
+	for i, st := range board {
+		lines[i] = line{Standing: st, Shown: i >= len(board)-shown}
+	}
+	next := url.Values{"shown": {strconv.Itoa(shown + 1)}}
+	all := url.Values{"shown": {strconv.Itoa(len(board))}}
+	if bracket != "" {
+		next.Set("bracket", bracket)
+		all.Set("bracket", bracket)
+	}
+	s.render(w, r, http.StatusOK, "admin_ceremony", v, map[string]any{"Lines": lines, "Shown": shown, "Total": len(board),
+		"Bracket": bracket, "Brackets": b.brackets, "Next": "?" + next.Encode(), "All": "?" + all.Encode()})
 }
 
 func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) {
@@ -434,7 +637,7 @@ func (s *Server) rerun(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, v, err)
 		return
 	}
-	j, err := s.cfg.Jobs.Rerun(r.Context(), id)
+	j, err := s.cfg.Jobs.Rerun(r.Context(), id, portal.ActorOf(v.Account))
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
@@ -448,7 +651,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, v, err)
 		return
 	}
-	if _, err := s.cfg.Jobs.Cancel(r.Context(), id); err != nil {
+	if _, err := s.cfg.Jobs.Cancel(r.Context(), id, portal.ActorOf(v.Account)); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}

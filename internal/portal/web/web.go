@@ -1,6 +1,12 @@
 // Package web serves the contest portal's pages: sign-up and sign-in,
 // teams, the contest page with its enqueue button, each team's jobs with
-// live progress, the leaderboard with its chart, and the admin pages.
+// live progress, the leaderboard with its chart (a board per bracket; frozen
+// for all but admins from the freeze to the reveal, each team still seeing
+// its own latest score), and the admin pages: settings, the timeline with
+// its "now" buttons, teams' places, jobs, workers, the audit log and its
+// JSON export, and the ceremony. Every admin action goes through the store
+// or the queue with the admin as its actor, which record it in the audit
+// log in the transaction that makes it.
 //
 // Pages are rendered on the server with html/template (every name and
 // message a team types is shown as text) and work without JavaScript; a
@@ -41,8 +47,9 @@ var files embed.FS
 // Jobs is what the portal asks of the job queue.
 type Jobs interface {
 	Enqueue(ctx context.Context, teamID int64) (portal.Job, error)
-	Rerun(ctx context.Context, jobID int64) (portal.Job, error)
-	Cancel(ctx context.Context, jobID int64) (portal.Job, error)
+	// Rerun and Cancel are staff's: by is recorded in the audit log.
+	Rerun(ctx context.Context, jobID int64, by portal.Actor) (portal.Job, error)
+	Cancel(ctx context.Context, jobID int64, by portal.Actor) (portal.Job, error)
 }
 
 // Config configures a Server. Store, Jobs and Lookup are required.
@@ -53,7 +60,8 @@ type Config struct {
 	// choose from.
 	Lookup   func(name string) (kit.Problem, bool)
 	Problems []string
-	// Now is the clock (time.Now when nil).
+	// Now is the clock (time.Now when nil). The store's (store.Options.Now)
+	// should be the same: the queue checks the contest's times on it.
 	Now func() time.Time
 	// Passwords hashes passwords (bcrypt's default cost when zero).
 	Passwords portal.Passwords
@@ -111,7 +119,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, store: cfg.Store, pages: pages, limiter: newLimiter(cfg.Now),
 		dummy: cfg.Passwords.DummyHash()}
-	s.live = newLive(cfg.Store, cfg.PollEvery, cfg.Logger, s.boardRow)
+	s.live = newLive(cfg.Store, cfg.PollEvery, cfg.Now, cfg.Logger, s.boardRow)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -185,6 +193,12 @@ func (s *Server) routes() http.Handler {
 
 	handle("GET /admin", admin, s.adminPage)
 	handle("POST /admin/contest", admin, s.setContest)
+	handle("POST /admin/timeline", admin, s.setTimeline)
+	handle("POST /admin/timeline/now", admin, s.setNow)
+	handle("POST /admin/teams/{id}", admin, s.setTeamPlace)
+	handle("GET /admin/audit", admin, s.auditPage)
+	handle("GET /admin/audit.json", admin, s.auditExport)
+	handle("GET /admin/ceremony", admin, s.ceremonyPage)
 	handle("GET /admin/jobs", admin, s.adminJobsPage)
 	handle("GET /admin/jobs/{id}", admin, s.adminJobPage)
 	handle("POST /admin/jobs/{id}/rerun", admin, s.rerun)
@@ -330,10 +344,14 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page s
 	_, _ = w.Write([]byte(b.String()))
 }
 
-// boardRow renders one leaderboard line with the partials' "boardrow".
-func (s *Server) boardRow(st portal.Standing, own bool) (string, error) {
+// boardRow renders one leaderboard line with the page's "boardrow": own
+// marks the viewer's team, staff shows hidden teams as such, brackets adds
+// the bracket's column (the board of every bracket of a contest that has
+// some).
+func (s *Server) boardRow(st portal.Standing, own, staff, brackets bool) (string, error) {
 	var b strings.Builder
-	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", map[string]any{"S": st, "Own": own})
+	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", map[string]any{"S": st, "Own": own, "Staff": staff,
+		"Brackets": brackets})
 	return b.String(), err
 }
 
@@ -342,11 +360,15 @@ func seeOther(w http.ResponseWriter, r *http.Request, to string) {
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-// pathID reads the {id} of a route.
-func pathID(r *http.Request) (int64, error) {
+// pathID reads the {id} of a route (a job's, unless what says).
+func pathID(r *http.Request, what ...string) (int64, error) {
 	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return 0, portal.Errorf(portal.CodeNotFound, "no such job")
+		name := "job"
+		if len(what) > 0 {
+			name = what[0]
+		}
+		return 0, portal.Errorf(portal.CodeNotFound, "no such %s", name)
 	}
 	return id, nil
 }
@@ -363,6 +385,14 @@ func parsePages() (map[string]*template.Template, error) {
 		// (Math.round), so a live update never changes a score's digits.
 		"score": func(f float64) string { return strconv.FormatFloat(math.Round(f), 'f', 0, 64) },
 		"add":   func(a, b int) int { return a + b },
+		// local is a time as a datetime-local input takes it, in UTC, to
+		// the second ("" when unset).
+		"local": func(t time.Time) string {
+			if t.IsZero() {
+				return ""
+			}
+			return t.UTC().Format("2006-01-02T15:04:05")
+		},
 	}
 	entries, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

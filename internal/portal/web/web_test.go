@@ -74,8 +74,16 @@ var passwords = portal.Passwords{Cost: bcrypt.MinCost}
 
 func newSite(t *testing.T, options ...func(*web.Config)) *site {
 	t.Helper()
+	return newSiteAt(t, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), options...)
+}
+
+// newSiteAt is newSite on the empty database at dsn. The store, the queue
+// and the pages share the site's clock.
+func newSiteAt(t *testing.T, dsn string, options ...func(*web.Config)) *site {
+	t.Helper()
 	ctx := context.Background()
-	s, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), store.Options{})
+	clk := &clock{now: time.Now()}
+	s, err := store.Open(ctx, dsn, store.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +102,6 @@ func newSite(t *testing.T, options ...func(*web.Config)) *site {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = q.Stop(context.Background()) })
-	clk := &clock{now: time.Now()}
 	cfg := web.Config{Store: s, Jobs: q, Lookup: problems.Lookup, Problems: problems.Names(), Now: clk.Now, Passwords: passwords}
 	for _, o := range options {
 		o(&cfg)
@@ -121,11 +128,11 @@ func newSite(t *testing.T, options ...func(*web.Config)) *site {
 	account("root", portal.RoleAdmin)
 	a := account("alice", portal.RoleContestant)
 	b := account("bob", portal.RoleContestant)
-	teamA, err := s.CreateTeamFor(ctx, a.ID, evilName)
+	teamA, err := s.CreateTeamFor(ctx, a.ID, evilName, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.teamB, err = s.CreateTeamFor(ctx, b.ID, "bees"); err != nil {
+	if st.teamB, err = s.CreateTeamFor(ctx, b.ID, "bees", ""); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetTarget(ctx, teamA.ID, targetA); err != nil {
@@ -268,6 +275,13 @@ func TestAccessMatrix(t *testing.T) {
 		{"/admin", want{see, denied, denied, ok}},
 		{"/admin/jobs", want{see, denied, denied, ok}},
 		{"/admin/jobs/" + jobA, want{see, denied, denied, ok}},
+		{"/admin/audit", want{see, denied, denied, ok}},
+		{"/admin/audit.json", want{see, denied, denied, ok}},
+		{"/admin/ceremony", want{see, denied, denied, ok}},
+		{"/admin/ceremony?shown=2", want{see, denied, denied, ok}},
+		{"/leaderboard?bracket=nosuch", want{notFound, notFound, notFound, notFound}},
+		{"/leaderboard/history?bracket=nosuch", want{notFound, notFound, notFound, notFound}},
+		{"/leaderboard/events?bracket=nosuch", want{notFound, notFound, notFound, notFound}},
 		{"/nowhere", want{notFound, notFound, notFound, notFound}},
 	}
 	for _, g := range gets {
@@ -306,7 +320,11 @@ func TestAccessMatrix(t *testing.T) {
 		{"/team/join", url.Values{"invite": {"{B}"}}, want{denied, conflict, conflict, bad}},
 		{"/team/target", url.Values{"target": {"http://192.0.2.1/"}}, want{denied, see, see, denied}},
 		{"/jobs", url.Values{}, want{denied, see, see, denied}},
-		{"/admin/contest", url.Values{"problem": {example.Name}}, want{denied, denied, denied, see}},
+		{"/admin/contest", url.Values{"problem": {example.Name}, "team_size": {"5"}}, want{denied, denied, denied, see}},
+		{"/admin/timeline", url.Values{"freezes_at": {"2026-12-01T10:00:00"}}, want{denied, denied, denied, see}},
+		{"/admin/timeline/now", url.Values{"event": {"freeze"}}, want{denied, denied, denied, see}},
+		{"/admin/teams/{BID}", url.Values{"hidden": {"on"}}, want{denied, denied, denied, see}},
+		{"/admin/teams/999999", url.Values{"hidden": {"on"}}, want{denied, denied, denied, notFound}},
 		{"/admin/jobs/" + jobAErr + "/rerun", url.Values{}, want{denied, denied, denied, see}},
 		{"/admin/jobs/" + jobA + "/cancel", url.Values{}, want{denied, denied, denied, conflict}},
 	}
@@ -317,9 +335,18 @@ func TestAccessMatrix(t *testing.T) {
 			for k, v := range p.form {
 				form[k] = []string{strings.ReplaceAll(v[0], "{B}", fresh.teamB.InviteCode)}
 			}
-			resp := fresh.post(fresh.users[who], p.path, form, nil)
+			path := strings.ReplaceAll(p.path, "{BID}", strconv.FormatInt(fresh.teamB.ID, 10))
+			resp := fresh.post(fresh.users[who], path, form, nil)
 			if w := p.want.of(who); resp.StatusCode != w {
 				t.Errorf("POST %s as %s: %d, want %d", p.path, who, resp.StatusCode, w)
+			}
+			// Only an admin's action that succeeded is in the audit log.
+			entries, err := fresh.store.AuditLog(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if admin := who == "admin" && resp.StatusCode == see && strings.HasPrefix(p.path, "/admin/"); len(entries) != map[bool]int{true: 1}[admin] {
+				t.Errorf("POST %s as %s left %d audit entries", p.path, who, len(entries))
 			}
 		}
 	}

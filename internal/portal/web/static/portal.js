@@ -18,28 +18,41 @@ function watchJob(el) {
   es.addEventListener("done", () => { es.close(); location.reload(); });
 }
 
-// The leaderboard: rebuild its rows from "board" events. Team names go in
-// as text, never as markup.
+// The leaderboard: rebuild its rows from "board" events ({frozen, rows}).
+// Team names go in as text, never as markup. During a freeze a team's own
+// live score comes in "own" events.
 function watchBoard(table, changed) {
   const es = new EventSource(table.dataset.live);
   const own = document.body.dataset.team;
+  const brackets = table.dataset.brackets === "1";
   es.addEventListener("board", (e) => {
-    const rows = JSON.parse(e.data);
+    const { rows } = JSON.parse(e.data);
     const tbody = table.tBodies[0];
     const fresh = document.createElement("tbody");
     for (const r of rows) {
       const tr = document.createElement("tr");
       if (own && String(r.team_id) === own) tr.className = "own";
-      const cells = [r.rank || "—", r.team, r.passed ? Math.round(r.score) : "—", r.runs];
+      else if (r.hidden) tr.className = "hidden-team";
+      const cells = [r.rank || "—", r.hidden ? r.team + " (hidden)" : r.team];
+      if (brackets) cells.push(r.bracket || "");
+      cells.push(r.passed ? Math.round(r.score) : "—", r.runs);
       cells.forEach((c, i) => {
         const td = document.createElement("td");
-        if (i >= 2) td.className = "num";
+        if (i >= cells.length - 2) td.className = "num";
         td.textContent = String(c);
         tr.appendChild(td);
       });
       fresh.appendChild(tr);
     }
     table.replaceChild(fresh, tbody);
+    changed();
+  });
+  const note = document.getElementById("own-now");
+  es.addEventListener("own", (e) => {
+    if (!note) return;
+    const o = JSON.parse(e.data);
+    note.querySelector("[data-field=score]").textContent = o.passed ? String(Math.round(o.score)) : "—";
+    note.querySelector("[data-field=runs]").textContent = String(o.runs);
     changed();
   });
 }
