@@ -117,7 +117,8 @@ type Agent struct {
 	rec      recorder
 	manifest Manifest
 	clock    Clock
-	skew     *skew // learns the target's clock from Dates; nil during the load
+	skew     *skew                  // learns the target's clock from Dates; nil during the load
+	host     atomic.Pointer[string] // SetHost's; nil: the target's
 }
 
 // NewAgent returns a standalone agent for base (for tests and tools); inside a
@@ -140,6 +141,41 @@ func newAgent(base *url.URL, cfg AgentConfig, tr *transport, rec recorder, manif
 // for the agent's next session.
 func (a *Agent) ClearCookies() { a.jar.Store(nil) }
 
+// SetHost makes the agent's requests name host (a name, with or without a
+// port) in their Host header while still connecting to the target, as a
+// browser does for a name that resolves to the target's address: a virtual
+// host, such as a tenant's "acme.t.localhost". Cookies and cached answers
+// are kept per host, as a browser keeps them per site. "" goes back to the
+// target's own host. A request's own "Host" header outranks it.
+func (a *Agent) SetHost(host string) {
+	if host == "" {
+		a.host.Store(nil)
+		return
+	}
+	a.host.Store(&host)
+}
+
+// Host is the host the agent's requests name: SetHost's, or the target's.
+func (a *Agent) Host() string {
+	if h := a.host.Load(); h != nil {
+		return *h
+	}
+	return a.base.Host
+}
+
+// SetCookie keeps c in the agent's jar for its current host (SetHost's, or
+// the target's), as if a page of that host had set it: the agent sends it
+// with every later request to that host that c's Path and Secure allow,
+// until ClearCookies or an answer replaces it. A scenario gives a user a
+// credential it made itself (a signed token) this way.
+func (a *Agent) SetCookie(c *http.Cookie) {
+	u := a.base
+	if h := a.host.Load(); h != nil {
+		u = &url.URL{Scheme: a.base.Scheme, Host: *h, Path: "/"}
+	}
+	a.jarFor().SetCookies(u, []*http.Cookie{c})
+}
+
 // Close releases the agent's idle connections.
 func (a *Agent) Close() { a.tr.CloseIdleConnections() }
 
@@ -159,8 +195,9 @@ type Response struct {
 	Elapsed        time.Duration
 	// FromCache: the agent's cache answered without a request.
 	FromCache bool
-	// Revalidated: a 304 answered a conditional request; StatusCode is 200
-	// and Body is the cached body.
+	// Revalidated: a 304 answered a conditional request; StatusCode is 200,
+	// Body is the cached body and Header the cached headers updated with the
+	// 304's.
 	Revalidated bool
 	root        *html.Node // the parsed body, once parsed
 	doc         *goquery.Document
@@ -214,10 +251,22 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 		return nil, Internalf("bad-path", "cannot resolve %q: %v", path, err)
 	}
 	res := &Response{Endpoint: endpoint, Method: method, URL: u}
+	// site is the URL as the user's browser names it: with a virtual host
+	// (the request's Host header, or SetHost's), cookies and cached answers
+	// belong to that host, not to the address connected to.
+	site, host := u, ""
+	if h := header.Get("Host"); h != "" {
+		host = h
+	} else if h := a.host.Load(); h != nil {
+		host = *h
+	}
+	if host != "" && host != u.Host {
+		site = &url.URL{Scheme: u.Scheme, Host: host, Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}
+	}
 	var entry *cacheEntry
 	var key string // the cache's key, made only when the cache is used
 	if method == http.MethodGet && a.cache != nil && !a.cache.empty() {
-		key = u.String()
+		key = site.String()
 		entry = a.cache.lookup(key)
 		if entry != nil && entry.fresh(a.clock.Now()) {
 			res.StatusCode, res.Header, res.Body, res.FromCache = entry.status, entry.header, entry.body, true
@@ -225,9 +274,9 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 			return res, nil
 		}
 	}
-	rq := wireRequest{method: method, u: u, header: header, body: body, ua: a.cfg.UserAgent}
+	rq := wireRequest{method: method, u: u, host: host, header: header, body: body, ua: a.cfg.UserAgent}
 	if jar := a.jar.Load(); jar != nil {
-		rq.cookie = cookieHeader(jar.Cookies(u))
+		rq.cookie = cookieHeader(jar.Cookies(site))
 	}
 	if entry != nil {
 		rq.ifNoneMatch, rq.ifModifiedSince = entry.etag, entry.lastModified
@@ -250,17 +299,17 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 	}
 	res.StatusCode, res.Header, res.Body = wr.status, wr.header, wr.body
 	if _, ok := wr.header["Set-Cookie"]; ok {
-		a.setCookies(u, wr.header)
+		a.setCookies(site, wr.header)
 	}
 
 	if a.cache != nil && method == http.MethodGet {
 		switch {
 		case wr.status == http.StatusNotModified && entry != nil:
 			entry.refresh(wr.header, a.clock.Now())
-			res.StatusCode, res.Body, res.Revalidated = entry.status, entry.body, true
+			res.StatusCode, res.Header, res.Body, res.Revalidated = entry.status, entry.header, entry.body, true
 		case entry != nil || cacheable(wr.header):
 			if key == "" {
-				key = u.String()
+				key = site.String()
 			}
 			a.cache.store(key, wr.status, wr.header, wr.body, a.clock.Now())
 		}
@@ -335,6 +384,11 @@ func (a *Agent) setCookies(u *url.URL, h http.Header) {
 	if len(cookies) == 0 {
 		return
 	}
+	a.jarFor().SetCookies(u, cookies)
+}
+
+// jarFor returns the agent's jar, made at the first cookie.
+func (a *Agent) jarFor() *cookiejar.Jar {
 	jar := a.jar.Load()
 	if jar == nil {
 		jar, _ = cookiejar.New(nil) // never fails without options
@@ -342,7 +396,7 @@ func (a *Agent) setCookies(u *url.URL, h http.Header) {
 			jar = a.jar.Load()
 		}
 	}
-	jar.SetCookies(u, cookies)
+	return jar
 }
 
 // failed classifies a request's transport error and records it.

@@ -59,8 +59,17 @@ func (e *cacheEntry) addValidators(h http.Header) {
 	}
 }
 
-// refresh applies a 304's headers: a new max-age restarts freshness.
+// refresh applies a 304's headers: they replace the stored ones of the same
+// names (the stored response is what the user sees, with the 304's updates,
+// as RFC 9111 has a cache do), and a new max-age restarts freshness.
 func (e *cacheEntry) refresh(h http.Header, now time.Time) {
+	merged := e.header.Clone()
+	for k, v := range h {
+		if k != "Content-Length" {
+			merged[k] = v
+		}
+	}
+	e.header = merged
 	if exp, ok := expiry(h, now); ok {
 		e.expires = exp
 	}

@@ -25,9 +25,12 @@ func TestBrowserCache(t *testing.T) {
 			w.Header().Set("ETag", `"v1"`)
 			if r.Header.Get("If-None-Match") == `"v1"` {
 				conditional.Add(1)
+				w.Header().Set("X-Seen", "304")
 				w.WriteHeader(http.StatusNotModified)
 				return
 			}
+			w.Header().Set("Content-Type", "text/x-etag")
+			w.Header().Set("X-Seen", "200")
 			fmt.Fprint(w, "etag body")
 		case "/nostore":
 			w.Header().Set("Cache-Control", "no-store, max-age=3600")
@@ -57,6 +60,8 @@ func TestBrowserCache(t *testing.T) {
 	get("/etag")
 	if res := get("/etag"); !res.Revalidated || res.StatusCode != 200 || string(res.Body) != "etag body" || conditional.Load() != 1 {
 		t.Errorf("an ETag response was not revalidated: %+v conditional=%d", res, conditional.Load())
+	} else if ct, seen := res.Header.Get("Content-Type"), res.Header.Get("X-Seen"); ct != "text/x-etag" || seen != "304" {
+		t.Errorf("a revalidated response has Content-Type %q and X-Seen %q: want the stored type and the 304's update", ct, seen)
 	}
 	before := hits.Load()
 	get("/nostore")

@@ -65,9 +65,10 @@ type collector struct {
 	staff    io.Writer
 	maxShown int
 
-	mu       sync.Mutex
-	messages map[string]*message
-	byCode   map[string]int64
+	mu        sync.Mutex
+	messages  map[string]*message
+	byCode    map[string]int64
+	byRequest map[string]int64 // charged errors by their Request
 }
 
 func newCollector(staff io.Writer, now func() time.Time) *collector {
@@ -75,7 +76,7 @@ func newCollector(staff io.Writer, now func() time.Time) *collector {
 		staff = io.Discard
 	}
 	return &collector{staff: staff, now: now, start: now(), maxShown: DefaultMaxMessages,
-		messages: map[string]*message{}, byCode: map[string]int64{}}
+		messages: map[string]*message{}, byCode: map[string]int64{}, byRequest: map[string]int64{}}
 }
 
 // add records err, returns its class, and whether it was charged at all.
@@ -104,6 +105,9 @@ func (c *collector) add(phase string, err error) (*Error, bool) {
 	m.count++
 	n := m.count
 	c.byCode[e.Code]++
+	if e.Class != ClassInternal {
+		c.byRequest[e.Request]++
+	}
 	if n <= DefaultStaffLogPerMessage {
 		fmt.Fprintf(c.staff, "%s %-8s %-11s %-14s %s", c.now().UTC().Format("15:04:05.000"), phase, e.Class, e.Code, e.Error())
 		if e.URL != "" {
@@ -127,6 +131,14 @@ func (c *collector) byCodeCounts() map[string]int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return maps.Clone(c.byCode)
+}
+
+// byRequestCounts returns how many charged errors each request (an
+// endpoint's name, "" for none) had.
+func (c *collector) byRequestCounts() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.byRequest)
 }
 
 func (c *collector) snapshot() ErrorCounts {

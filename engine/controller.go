@@ -74,6 +74,11 @@ const (
 // replaces both: only a mean response over Knee is near capacity. It is for
 // an app whose responses wait on other services, whose mean rises and falls
 // with what it has cached, not with its load.
+//
+// SlowFor gives endpoints (by name, as requests name them) a slow threshold
+// of their own in place of SlowRequest: a report whose answer takes seconds
+// by nature, asked by one user now and then, says little about the load, but
+// at a few users it would be a large share of the slow requests.
 type LoadPolicy struct {
 	StartUsers     int
 	Interval       time.Duration
@@ -85,6 +90,7 @@ type LoadPolicy struct {
 	MaxSlowRate    float64
 	MaxTimeoutRate float64
 	Knee           time.Duration
+	SlowFor        map[string]time.Duration
 }
 
 func (p LoadPolicy) withDefaults() LoadPolicy {

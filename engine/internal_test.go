@@ -57,6 +57,15 @@ func TestCollectorDeduplicatesCapsAndClassifies(t *testing.T) {
 	if n := strings.Count(staff.String(), "expected status 200"); n != DefaultStaffLogPerMessage {
 		t.Errorf("the staff log repeated a message %d times, want %d", n, DefaultStaffLogPerMessage)
 	}
+	by := c.byRequestCounts()
+	var sum int64
+	for _, n := range by {
+		sum += n
+	}
+	if by["GET /"] != 25 || by["GET /a"] != 1 || by["GET /p0"] != 1 || sum != got.Charged() {
+		t.Errorf("charged errors by request %v (sum %d), want GET / 25, GET /a 1, each GET /pN 1, summing to %d",
+			by, sum, got.Charged())
+	}
 }
 
 func TestLedgerAddsConcurrentlyAndOnlyWhenOpen(t *testing.T) {
@@ -314,6 +323,26 @@ func TestControllerWhileArriving(t *testing.T) {
 	}
 	if d, kind, _, _ := c.decide(healthy, 16, false); d != 1 || kind != Grow {
 		t.Errorf("arrived, healthy: %+d %s", d, kind)
+	}
+}
+
+// TestControllerSlowFor: an endpoint with a slow threshold of its own is slow
+// past it, and only past it; the others keep SlowRequest.
+func TestControllerSlowFor(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	s := newStats(func() time.Time { return now }, 60)
+	s.slowAfter, s.slowFor = time.Second, map[string]time.Duration{"GET /report": 10 * time.Second}
+	s.start.Store(now.UnixNano())
+	now = now.Add(5 * time.Second)
+	s.request("GET /report", 5*time.Second, false)
+	s.request("GET /page", 2*time.Second, false)
+	if w := s.controlWindow(); w.Requests != 2 || w.Slow != 1 {
+		t.Errorf("a 5 s report (its own limit 10 s) and a 2 s page (limit 1 s): %+v, want 1 slow in 2", w)
+	}
+	s.request("GET /report", 11*time.Second, false)
+	if w := s.controlWindow(); w.Requests != 3 || w.Slow != 2 {
+		t.Errorf("an 11 s report: %+v, want 2 slow in 3", w)
 	}
 }
 

@@ -37,6 +37,7 @@ type stats struct {
 	requests  atomic.Int64
 	assets    atomic.Int64
 	slowAfter time.Duration
+	slowFor   map[string]time.Duration // LoadPolicy.SlowFor; read-only
 	// The load controller's evidence: the scored actions' requests that
 	// started at or after ctlSince (unix nanoseconds, the controller's last
 	// change) and ended, and how many of them were slow or timed out (an
@@ -107,7 +108,11 @@ func (s *stats) request(endpoint string, d time.Duration, asset bool) {
 			return
 		}
 		s.requests.Add(1)
-		if s.evidence(now, d, d > s.slowAfter, false) {
+		slow := s.slowAfter
+		if t, ok := s.slowFor[endpoint]; ok {
+			slow = t
+		}
+		if s.evidence(now, d, d > slow, false) {
 			s.ctlAnswered.Add(1)
 			s.ctlLatency.Add(int64(d))
 		}

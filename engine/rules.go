@@ -29,6 +29,11 @@ type Tally struct {
 	Raw      float64
 	Errors   ErrorCounts
 	Requests int64
+	// ErrorsByRequest splits the charged errors (Errors.Charged) by the
+	// request each is about: an endpoint's name such as "POST /items", or
+	// a phase's for an error of the phase as a whole. Rules that weigh an
+	// error by what it stopped (a write more than a read) read it.
+	ErrorsByRequest map[string]int64
 }
 
 // Deduction computes the points taken off the raw score.

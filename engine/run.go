@@ -329,7 +329,7 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		st: newStats(b.clock.Now, int(b.loadDuration/time.Second)+1), shared: newTransport(agentCfg),
 		agentCfg: agentCfg, started: b.clock.Now(),
 	}
-	r.st.slowAfter = policy.SlowRequest
+	r.st.slowAfter, r.st.slowFor = policy.SlowRequest, policy.SlowFor
 	r.phase.Store("")
 	b.current.Store(r)
 	defer r.shared.CloseIdleConnections()
@@ -651,7 +651,8 @@ func (r *Run) session(ctx context.Context, u *User) (err error) {
 // finish judges the run and fills in the result.
 func (r *Run) finish(res *Result) {
 	counts := r.col.snapshot()
-	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load()}
+	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load(),
+		ErrorsByRequest: r.col.byRequestCounts()}
 	res.RawScore, res.Breakdown, res.Errors, res.Requests = t.Raw, t.Counts, counts, t.Requests
 	res.AssetRequests = r.st.assets.Load()
 	res.TargetClock = r.skew.clock()

@@ -366,3 +366,38 @@ func TestScenarioClosedOnceWhateverHappens(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesSeeErrorsByRequest: the rules' tally splits the charged errors by
+// the request each is about, so that a scenario can weigh a failed write
+// more than a failed read; internal errors and cut-off requests are not in it.
+func TestRulesSeeErrorsByRequest(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Pointer[map[string]int64]
+	var n atomic.Int64
+	p := initializer{&probe{
+		meta: engine.Meta{Rules: engine.Rules{Weights: map[string]float64{"ok": 1}, Deduction: func(t engine.Tally) float64 {
+			by := t.ErrorsByRequest
+			seen.Store(&by)
+			return 0
+		}}},
+		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			switch n.Add(1) {
+			case 1, 2:
+				return &engine.Error{Class: engine.ClassApplication, Code: "status", Request: "POST /write", Message: "500"}
+			case 3:
+				return &engine.Error{Class: engine.ClassTimeout, Code: "timeout", Request: "GET /read", Message: "slow"}
+			case 4:
+				return engine.Internalf("bug", "the scenario's own fault")
+			case 5:
+				return &engine.Error{Code: "cut-off", Request: "GET /read", Detail: engine.ErrCutOff}
+			}
+			u.Think(ctx, time.Second, time.Second)
+			return nil
+		},
+	}}
+	engine.New(p, mustURL(t, "http://127.0.0.1:1/"), fastRun(time.Second)...).Run(context.Background())
+	by := seen.Load()
+	if by == nil || len(*by) != 2 || (*by)["POST /write"] != 2 || (*by)["GET /read"] != 1 {
+		t.Errorf("the rules saw errors by request %v, want POST /write 2 and GET /read 1", by)
+	}
+}

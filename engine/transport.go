@@ -245,6 +245,7 @@ func (e *wireError) Unwrap() error { return e.err }
 type wireRequest struct {
 	method string
 	u      *url.URL
+	host   string      // the Host header's value; "": u's host
 	header http.Header // the scenario's own headers
 	body   []byte
 	ua     string
@@ -310,6 +311,9 @@ func validRequest(rq *wireRequest) error {
 	}
 	if rq.u.Host == "" {
 		return Internalf("bad-request", "no host in request URL %s", rq.u)
+	}
+	if rq.host != "" && strings.ContainsFunc(rq.host, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+		return Internalf("bad-request", "invalid Host %q", rq.host)
 	}
 	for k, vv := range rq.header {
 		if !isToken(k) {
@@ -591,7 +595,11 @@ func appendRequest(b []byte, rq *wireRequest, gzip, closeConn bool) []byte {
 	b = append(b, ' ')
 	b = append(b, rq.u.RequestURI()...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
-	b = append(b, rq.u.Host...)
+	if rq.host != "" {
+		b = append(b, rq.host...)
+	} else {
+		b = append(b, rq.u.Host...)
+	}
 	b = append(b, "\r\nUser-Agent: "...)
 	b = append(b, rq.ua...)
 	b = append(b, "\r\n"...)

@@ -361,3 +361,74 @@ func TestAgentSpeaksTLS(t *testing.T) {
 		t.Errorf("got %v, want a connect timeout: no TLS handshake within 300ms", err)
 	}
 }
+
+// TestAgentNamesAVirtualHost: SetHost and a request's own Host header name
+// the host while the agent connects to the target; cookies the scenario
+// sets (SetCookie) and the target sets go back only to their own host, and
+// cached answers are kept per host.
+func TestAgentNamesAVirtualHost(t *testing.T) {
+	t.Parallel()
+	type seen struct{ host, cookie string }
+	got := make(chan seen, 16)
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- seen{r.Host, r.Header.Get("Cookie")}
+		if r.URL.Path == "/set" {
+			http.SetCookie(w, &http.Cookie{Name: "from", Value: r.Host, Path: "/"})
+		}
+		w.Header().Set("Cache-Control", "private, max-age=60")
+		fmt.Fprint(w, r.Host)
+	}))
+	a := engine.NewAgent(target, engine.AgentConfig{}, nil)
+	defer a.Close()
+	ctx := context.Background()
+	get := func(path string, h http.Header) (seen, *engine.Response) {
+		t.Helper()
+		res, err := a.Do(ctx, "GET "+path, http.MethodGet, path, h, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FromCache {
+			return seen{host: "(cache)"}, res
+		}
+		return <-got, res
+	}
+
+	if s, _ := get("/a", nil); s.host != target.Host || s.cookie != "" || a.Host() != target.Host {
+		t.Errorf("without SetHost: %+v, Host() %q; want the target's host %q", s, a.Host(), target.Host)
+	}
+	a.SetHost("acme.t.localhost")
+	a.SetCookie(&http.Cookie{Name: "token", Value: "t1"})
+	if s, res := get("/a", nil); s.host != "acme.t.localhost" || s.cookie != "token=t1" || string(res.Body) != "acme.t.localhost" {
+		t.Errorf("after SetHost and SetCookie: %+v %q", s, res.Body)
+	}
+	if s, res := get("/a", nil); s.host != "(cache)" || string(res.Body) != "acme.t.localhost" {
+		t.Errorf("a fresh answer of the same host was asked again: %+v %q", s, res.Body)
+	}
+	if s, _ := get("/set", nil); s.cookie != "token=t1" {
+		t.Errorf("/set: %+v", s)
+	}
+	if s, _ := get("/b", http.Header{"Host": {"other.t.localhost"}}); s.host != "other.t.localhost" || s.cookie != "" {
+		t.Errorf("a request's own Host: %+v; want other.t.localhost without acme's cookies", s)
+	}
+	a.SetHost("other.t.localhost")
+	if s, res := get("/a", nil); s.host != "other.t.localhost" || s.cookie != "" || string(res.Body) != "other.t.localhost" {
+		t.Errorf("another host got %+v %q; want its own answer, without acme's cookies", s, res.Body)
+	}
+	a.SetCookie(&http.Cookie{Name: "token", Value: "t2"})
+	a.SetHost("acme.t.localhost")
+	if s, _ := get("/b", nil); s.cookie != "from=acme.t.localhost; token=t1" && s.cookie != "token=t1; from=acme.t.localhost" {
+		t.Errorf("back on acme: cookies %q, want acme's token and the cookie acme's /set set", s.cookie)
+	}
+	a.SetCookie(&http.Cookie{Name: "token", Value: "t3"})
+	if s, _ := get("/c", nil); !strings.Contains(s.cookie, "token=t3") || strings.Contains(s.cookie, "t1") {
+		t.Errorf("SetCookie did not replace the cookie of the same name: %q", s.cookie)
+	}
+	a.ClearCookies()
+	a.SetHost("")
+	if s, _ := get("/d", nil); s.host != target.Host || s.cookie != "" {
+		t.Errorf("after SetHost(\"\") and ClearCookies: %+v", s)
+	}
+	if _, err := a.Do(ctx, "GET /e", http.MethodGet, "/e", http.Header{"Host": {"bad host"}}, nil); engine.AsError(err).Class != engine.ClassInternal {
+		t.Errorf("a Host with a space: %v, want the scenario's own (internal) error", err)
+	}
+}

@@ -165,6 +165,7 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	cmd.Dir = appDir
 	e := strings.ToUpper(p.Name)
 	env := append([]string{e + "_ADDR=" + cfg.Addr, e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB}, dataEnv...)
+	env = append(env, cfg.Env...)
 	if p.Services == nil {
 		cmd.Env = launch.Env(env...)
 		fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)

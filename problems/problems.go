@@ -10,6 +10,7 @@ import (
 	"github.com/tunecon/tunecon/problems/blog"
 	"github.com/tunecon/tunecon/problems/dashboard"
 	"github.com/tunecon/tunecon/problems/example"
+	"github.com/tunecon/tunecon/problems/leagues"
 	"github.com/tunecon/tunecon/problems/memo"
 	// new-problem: imports
 )
@@ -22,6 +23,7 @@ func All() []kit.Problem {
 		example.Problem,
 		memo.Problem,
 		dashboard.Problem,
+		leagues.Problem,
 		// new-problem: list
 	}
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// AppDir, if set, is the source directory to build or run instead of
 	// the app's own (tests use it for a patched copy with a defect).
 	AppDir string
+	// Env adds NAME=VALUE variables to the app's environment (tests use it
+	// to keep an app's own files in their scratch directory).
+	Env []string
 }
 
 // App is a running app.

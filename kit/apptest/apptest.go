@@ -47,6 +47,11 @@ type Apps struct {
 	Problem kit.Problem
 	// Root is the repository's root.
 	Root string
+	// Env, if set, gives each app started more variables for its
+	// environment, given the app's scratch directory (removed when the app
+	// stops): for an app that keeps files of its own beside a database
+	// server, which would otherwise outlive the test.
+	Env func(dir string) []string
 
 	mu       sync.Mutex
 	urls     map[string]*url.URL
@@ -100,9 +105,13 @@ func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 	default:
 		t.Fatalf("unknown store %q", store)
 	}
+	var env []string
+	if a.Env != nil {
+		env = a.Env(dir)
+	}
 	var log bytes.Buffer
 	app, err := a.Problem.Serve(context.Background(), kit.ServeConfig{
-		Lang: lang, Addr: "127.0.0.1:0", Root: a.Root, Log: &SyncWriter{W: &log}, DB: dsn, AppDir: src,
+		Lang: lang, Addr: "127.0.0.1:0", Root: a.Root, Log: &SyncWriter{W: &log}, DB: dsn, AppDir: src, Env: env,
 	})
 	if err != nil {
 		os.RemoveAll(dir)
@@ -238,6 +247,9 @@ type Proxy struct {
 	// StatusMap changes statuses of answers to StatusMethod requests.
 	StatusMap    map[int]int
 	StatusMethod string
+	// PassHost sends the app the Host the benchmarker named rather than the
+	// app's own address: for an app that reads its tenant from the host.
+	PassHost bool
 }
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -248,6 +260,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	out, _ := http.NewRequestWithContext(r.Context(), r.Method, p.App.ResolveReference(&url.URL{Path: r.URL.Path, RawQuery: r.URL.RawQuery}).String(), bytes.NewReader(body))
 	out.Header = r.Header.Clone()
+	if p.PassHost {
+		out.Host = r.Host
+	}
 	res, err := http.DefaultTransport.RoundTrip(out)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadGateway)

@@ -1,0 +1,5 @@
+//go:build !race
+
+package solutions_test
+
+const raceEnabled = false
