@@ -109,9 +109,9 @@ func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 	if a.Env != nil {
 		env = a.Env(dir)
 	}
-	var log bytes.Buffer
+	var log Buffer
 	app, err := a.Problem.Serve(context.Background(), kit.ServeConfig{
-		Lang: lang, Addr: "127.0.0.1:0", Root: a.Root, Log: &SyncWriter{W: &log}, DB: dsn, AppDir: src, Env: env,
+		Lang: lang, Addr: "127.0.0.1:0", Root: a.Root, Log: &log, DB: dsn, AppDir: src, Env: env,
 	})
 	if err != nil {
 		os.RemoveAll(dir)
@@ -140,8 +140,8 @@ func (a *Apps) MariaDB(t *testing.T, name string) string {
 	if a.maria == nil && a.mariaErr == nil {
 		dir, err := os.MkdirTemp("", "apptest-mariadb")
 		if err == nil {
-			var log bytes.Buffer
-			a.maria, err = servers.StartMariaDB(context.Background(), dir, &SyncWriter{W: &log})
+			var log Buffer
+			a.maria, err = servers.StartMariaDB(context.Background(), dir, &log)
 			if err != nil {
 				err = fmt.Errorf("%w\n%s", err, log.String())
 				os.RemoveAll(dir)
@@ -201,16 +201,23 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 	return dst
 }
 
-// SyncWriter serialises writes to W.
-type SyncWriter struct {
+// Buffer is a bytes.Buffer that processes' output goroutines may write while a test reads it.
+type Buffer struct {
 	mu sync.Mutex
-	W  io.Writer
+	b  bytes.Buffer
 }
 
-func (s *SyncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.W.Write(p)
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
 
 // Seed is the seed of the tests' benchmark runs.
@@ -220,9 +227,9 @@ const Seed = 20261120
 // the staff log if the test failed or TUNECON_STAFF is set).
 func Bench(t *testing.T, p kit.Problem, target *url.URL, load time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
-	var staff bytes.Buffer
+	var staff Buffer
 	opts = append([]engine.Option{engine.WithLoadDuration(load), engine.WithSeed(Seed),
-		engine.WithStaffLog(&SyncWriter{W: &staff})}, opts...)
+		engine.WithStaffLog(&staff)}, opts...)
 	res, err := kit.Bench(context.Background(), p, target, opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -310,8 +317,8 @@ func BehindNginx(t *testing.T, confPath string, app *url.URL, replacements ...[2
 		}
 		conf = strings.ReplaceAll(conf, r[0], strings.ReplaceAll(r[1], "{{APP}}", app.Host))
 	}
-	var log bytes.Buffer
-	n, err := servers.StartNginx(context.Background(), t.TempDir(), conf, &SyncWriter{W: &log})
+	var log Buffer
+	n, err := servers.StartNginx(context.Background(), t.TempDir(), conf, &log)
 	if err != nil {
 		err = fmt.Errorf("%w\n%s", err, log.String())
 	}

@@ -46,8 +46,8 @@ func TestGoAndPythonAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	var out bytes.Buffer
-	log := &apptest.SyncWriter{W: &out}
+	out := &apptest.Buffer{}
+	log := out
 	build := t.TempDir()
 	bin := filepath.Join(build, "leagues-go")
 	if err := launch.BuildGo(ctx, filepath.Join(webapp, "go"), bin, log); err != nil {

@@ -112,7 +112,7 @@ const (
 	// while at most maxSlowRate of the requests take over slowRequest, up to maxUsers.
 	startUsers  = 20
 	growth      = 1.0
-	maxUsers    = 2000
+	maxUsers    = 10000
 	slowRequest = leaveAfter
 	maxSlowRate = 0.05
 	// The bills are reports that take long by nature and are read now and then: the controller counts them

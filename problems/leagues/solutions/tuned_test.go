@@ -75,8 +75,8 @@ type env struct {
 	refBin, tunedBin string
 	in               *data.Initial
 	key              *rsa.PrivateKey
-	out              *bytes.Buffer
-	log              *apptest.SyncWriter
+	out              *apptest.Buffer
+	log              *apptest.Buffer
 }
 
 func newEnv(t *testing.T) *env {
@@ -85,8 +85,8 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{webapp: filepath.Join(root, "problems", "leagues", "webapp"), out: &bytes.Buffer{}}
-	e.log = &apptest.SyncWriter{W: e.out}
+	e := &env{webapp: filepath.Join(root, "problems", "leagues", "webapp"), out: &apptest.Buffer{}}
+	e.log = e.out
 	e.initial = filepath.Join(e.webapp, "data", "initial")
 	if _, err := data.Ensure(e.initial, data.Default()); err != nil {
 		t.Fatal(err)

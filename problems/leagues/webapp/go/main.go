@@ -619,8 +619,8 @@ func (app *App) tenantDB(id int64) (*sqlx.DB, error) {
 	return sqlx.Open("sqlite3", fmt.Sprintf("file:%s?_busy_timeout=%d", p, sqliteBusyWait))
 }
 
-// lockTenant takes the tenant's exclusive file lock, which every write to the tenant holds; the returned function
-// releases it.
+// lockTenant takes the tenant's exclusive file lock, which every write to the tenant holds, and every read of its
+// scores; the returned function releases it.
 func (app *App) lockTenant(id int64) (func(), error) {
 	f, err := os.OpenFile(filepath.Join(app.tenantDir, strconv.FormatInt(id, 10)+".lock"), os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -843,6 +843,12 @@ func (app *App) competitionBilling(tdb *sqlx.DB, tenantID int64, c Competition) 
 	if !c.FinishedAt.Valid {
 		return b, nil
 	}
+	// The scores are read under the tenant's lock, lest an upload change them half way.
+	unlock, err := app.lockTenant(tenantID)
+	if err != nil {
+		return b, err
+	}
+	defer unlock()
 	var scores []PlayerScore
 	if err := tdb.Select(&scores, "SELECT * FROM player_score WHERE competition_id = ? AND upload = ?", c.ID, c.LastUpload); err != nil {
 		return b, err
@@ -1286,6 +1292,13 @@ func (app *App) getPlayer(w http.ResponseWriter, r *http.Request) {
 		serverError(w, err)
 		return
 	}
+	// The scores are read under the tenant's lock, lest an upload change them half way.
+	unlock, err := app.lockTenant(v.Tenant.ID)
+	if err != nil {
+		serverError(w, err)
+		return
+	}
+	defer unlock()
 	var competitions []Competition
 	if err := tdb.Select(&competitions, "SELECT * FROM competition ORDER BY id"); err != nil {
 		serverError(w, err)
@@ -1346,6 +1359,13 @@ func (app *App) getRanking(w http.ResponseWriter, r *http.Request) {
 		serverError(w, err)
 		return
 	}
+	// The scores are read under the tenant's lock, lest an upload change them half way.
+	unlock, err := app.lockTenant(v.Tenant.ID)
+	if err != nil {
+		serverError(w, err)
+		return
+	}
+	defer unlock()
 	// Every row of the last upload, the last first: a player's last row is the one that counts.
 	var rows []PlayerScore
 	if err := tdb.Select(&rows, "SELECT * FROM player_score WHERE competition_id = ? AND upload = ? ORDER BY row_num DESC", c.ID, c.LastUpload); err != nil {

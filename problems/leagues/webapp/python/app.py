@@ -10,6 +10,7 @@ Run it with gunicorn from this directory (gunicorn.conf.py holds the settings an
     venv/bin/gunicorn
 """
 
+import contextlib
 import fcntl
 import json
 import os
@@ -300,7 +301,8 @@ def close_tenant_dbs(_exc):
 
 
 def lock_tenant(tenant_id):
-    """Takes the tenant's exclusive file lock, which every write to the tenant holds until the request ends."""
+    """Takes the tenant's exclusive file lock, which every write to the tenant holds until the request ends (and
+    every read of its scores, for the read: tenant_lock)."""
     lock = open(os.path.join(TENANT_DIR, f"{tenant_id}.lock"), "a+")
     fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
     g.tenant_lock = lock
@@ -309,6 +311,17 @@ def lock_tenant(tenant_id):
 def unlock(lock):
     fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
     lock.close()
+
+
+@contextlib.contextmanager
+def tenant_lock(tenant_id):
+    """Holds the tenant's exclusive file lock for a read of its scores, lest an upload change them half way."""
+    lock = open(os.path.join(TENANT_DIR, f"{tenant_id}.lock"), "a+")
+    fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+    try:
+        yield
+    finally:
+        unlock(lock)
 
 
 def new_id():
@@ -492,11 +505,12 @@ def competition_billing(tdb, tenant_id, c):
             "scored": 0, "viewed": 0, "billing": 0}
     if c["finished_at"] is None:
         return bill
-    scores = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ?",
-                         (c["id"], c["last_upload"])).fetchall()
-    scored = {s["player_id"] for s in scores}
-    visits = admin_query("SELECT player_id, MIN(created_at) AS first_at FROM visit_history "
-                         "WHERE tenant_id = ? AND competition_id = ? GROUP BY player_id", tenant_id, c["id"])
+    with tenant_lock(tenant_id):
+        scores = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ?",
+                             (c["id"], c["last_upload"])).fetchall()
+        scored = {s["player_id"] for s in scores}
+        visits = admin_query("SELECT player_id, MIN(created_at) AS first_at FROM visit_history "
+                             "WHERE tenant_id = ? AND competition_id = ? GROUP BY player_id", tenant_id, c["id"])
     viewed = sum(1 for v in visits if v["first_at"] <= c["finished_at"] and v["player_id"] not in scored)
     bill["scored"], bill["viewed"] = len(scored), viewed
     bill["billing"] = YEN_PER_SCORED * len(scored) + YEN_PER_VIEWER * viewed
@@ -674,12 +688,13 @@ def get_player(player_id):
     if p is None:
         raise Answer(404, "not found")
     scores = []
-    for c in tdb.execute("SELECT * FROM competition ORDER BY id").fetchall():
-        # The player's last row in the competition's last upload.
-        s = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ? AND player_id = ? "
-                        "ORDER BY row_num DESC LIMIT 1", (c["id"], c["last_upload"], p["id"])).fetchone()
-        if s is not None:
-            scores.append({"competition_id": c["id"], "title": c["title"], "score": s["score"]})
+    with tenant_lock(tenant["id"]):
+        for c in tdb.execute("SELECT * FROM competition ORDER BY id").fetchall():
+            # The player's last row in the competition's last upload.
+            s = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ? AND player_id = ? "
+                            "ORDER BY row_num DESC LIMIT 1", (c["id"], c["last_upload"], p["id"])).fetchone()
+            if s is not None:
+                scores.append({"competition_id": c["id"], "title": c["title"], "score": s["score"]})
     return answer({"player": player_json(p), "scores": scores})
 
 
@@ -700,17 +715,18 @@ def get_ranking(competition_id):
         raise Answer(404, "not found")
     execute("INSERT INTO visit_history (player_id, tenant_id, competition_id, created_at) VALUES (?, ?, ?, ?)",
             player["id"], tenant["id"], c["id"], int(time.time()))
-    # Every row of the last upload, the last first: a player's last row is the one that counts.
-    rows = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ? ORDER BY row_num DESC",
-                       (c["id"], c["last_upload"])).fetchall()
     entries = []
-    seen = set()
-    for s in rows:
-        if s["player_id"] in seen:
-            continue
-        seen.add(s["player_id"])
-        p = tdb.execute("SELECT * FROM player WHERE id = ?", (s["player_id"],)).fetchone()
-        entries.append((s, p))
+    with tenant_lock(tenant["id"]):
+        # Every row of the last upload, the last first: a player's last row is the one that counts.
+        rows = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ? ORDER BY row_num DESC",
+                           (c["id"], c["last_upload"])).fetchall()
+        seen = set()
+        for s in rows:
+            if s["player_id"] in seen:
+                continue
+            seen.add(s["player_id"])
+            p = tdb.execute("SELECT * FROM player WHERE id = ?", (s["player_id"],)).fetchone()
+            entries.append((s, p))
     entries.sort(key=lambda e: (-e[0]["score"], e[0]["row_num"]))
     ranks = []
     for i, (s, p) in enumerate(entries):
