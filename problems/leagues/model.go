@@ -39,8 +39,18 @@ type model struct {
 	// lastFinish is when the last finish was answered (or sent, for an unsure one).
 	lastFinish time.Time
 
+	// seats and liveSeats are the player each user (by its ID) played last, on the path of any tenant and on the
+	// path of the tenants an organizer works on.
+	seats, liveSeats map[int]seat
+
 	tokMu  sync.Mutex
 	tokens map[string]string
+}
+
+// seat is a player a user plays, with their tenant.
+type seat struct {
+	t *tenant
+	p *player
 }
 
 // tenant is one tenant.
@@ -125,7 +135,8 @@ type reads struct {
 
 func newModel(cfg data.Config, in *data.Initial, key *rsa.PrivateKey) *model {
 	m := &model{cfg: cfg, key: key, host: hostSuffix, byName: map[string]*tenant{}, maxID: in.NextID - 1,
-		pendingTenants: map[string]time.Time{}, tokens: map[string]string{}}
+		pendingTenants: map[string]time.Time{}, tokens: map[string]string{},
+		seats: map[int]seat{}, liveSeats: map[int]seat{}}
 	for _, dt := range in.Tenants {
 		t := &tenant{id: dt.ID, name: dt.Name, display: dt.DisplayName, initial: true, byID: map[int64]*player{},
 			compByID: map[int64]*competition{}, pendingPlay: map[string]int{}, pendingComp: map[string]bool{}}

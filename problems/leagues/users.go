@@ -35,7 +35,7 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 // each, thinking between pages. A player who finds an empty ranking thinks and picks again; one whose ranking
 // reads were slow three times leaves, and the seat stays empty a while.
 func (s *Scenario) playerSession(ctx context.Context, r *engine.Run, u *engine.User) error {
-	t, p := s.m.pickPlayer(u.Rand)
+	t, p := s.m.pickPlayer(u.Rand, u.ID)
 	if p == nil {
 		u.Think(ctx, thinkMin, thinkMax)
 		return nil
@@ -663,12 +663,19 @@ func (m *model) releaseTenant(t *tenant) {
 	t.organized = false
 }
 
-// pickPlayer picks a player to play and holds them: of a tenant an organizer is working on liveShare times in 4
-// (when one has a player free), else of the huge tenant hugeShare times in 8, else of any tenant.
-func (m *model) pickPlayer(rnd *rand.Rand) (*tenant, *player) {
+// pickPlayer picks a player for user uid to play and holds them: of a tenant an organizer is working on
+// liveShare times in 4 (when one has a player free), else of the huge tenant hugeShare times in 8, else of any
+// tenant. A user is one person: on each path it plays the player it played there before while that player may
+// play (and, on the live path, while the tenant is still being worked on), so that players come back with the
+// token they were given rather than a new player signing in every session.
+func (m *model) pickPlayer(rnd *rand.Rand, uid int) (*tenant, *player) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rnd.IntN(4) < liveShare {
+		if r := m.liveSeats[uid]; r.p != nil && r.t.organized && r.p.playable() {
+			r.p.inUse = true
+			return r.t, r.p
+		}
 		var live []*tenant
 		for _, t := range m.tenants {
 			if t.organized && len(t.players) > 0 {
@@ -678,18 +685,25 @@ func (m *model) pickPlayer(rnd *rand.Rand) (*tenant, *player) {
 		if len(live) > 0 {
 			t := live[rnd.IntN(len(live))]
 			if p := m.borrowPlayerLocked(t, rnd); p != nil {
+				m.liveSeats[uid] = seat{t, p}
 				return t, p
 			}
 		}
 	}
+	if r := m.seats[uid]; r.p != nil && r.p.playable() {
+		r.p.inUse = true
+		return r.t, r.p
+	}
 	if rnd.IntN(8) < hugeShare {
 		if p := m.borrowPlayerLocked(m.tenants[0], rnd); p != nil {
+			m.seats[uid] = seat{m.tenants[0], p}
 			return m.tenants[0], p
 		}
 	}
 	for range 10 {
 		t := m.tenants[rnd.IntN(len(m.tenants))]
 		if p := m.borrowPlayerLocked(t, rnd); p != nil {
+			m.seats[uid] = seat{t, p}
 			return t, p
 		}
 	}
