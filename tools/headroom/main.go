@@ -6,10 +6,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
-	"slices"
-	"strings"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/kit"
@@ -33,29 +30,10 @@ func main() {
 		res  *engine.Result
 	}{{"reference", ref}, {"tuned", tuned}} {
 		fmt.Printf("%-10s %s score %.1f (users %d -> %d, at most %d; held back by: %s)\n", r.name+":", r.res.Verdict(),
-			r.res.Score, r.res.Workload.Start, r.res.Workload.Final, r.res.Workload.Peak, heldBack(r.res))
+			r.res.Score, r.res.Workload.Start, r.res.Workload.Final, r.res.Workload.Peak, measure.HeldBack(r.res))
 	}
 	if !ref.Passed || !tuned.Passed || ref.Score == 0 {
 		tool.Fail(errors.New("both runs must pass with a score for a ratio"))
 	}
 	fmt.Printf("tuned/reference score: %.1f\n", tuned.Score/ref.Score)
-}
-
-// heldBack names what stopped the users from growing (the app, the scenario's cap, the benchmarker), as the run's
-// summary does, so that the ratio is read with its caveats.
-func heldBack(r *engine.Result) string {
-	var why []string
-	for _, reason := range slices.Sorted(maps.Keys(r.LimitedBy)) {
-		why = append(why, fmt.Sprintf("%s (%d)", engine.LimitReason(reason), r.LimitedBy[reason]))
-	}
-	if r.Workload.MaxReached && r.LimitedBy["max"] == 0 {
-		why = append(why, "the scenario's maximum of users")
-	}
-	if r.Benchmarker.Saturated {
-		why = append(why, "the benchmarker, over the whole run ("+r.Benchmarker.Reason+")")
-	}
-	if len(why) == 0 {
-		return "nothing (the run ended first)"
-	}
-	return strings.Join(why, ", ")
 }

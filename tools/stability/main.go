@@ -36,8 +36,8 @@ func main() {
 			tool.Seed = seed + uint64(k)
 			fmt.Fprintf(os.Stderr, "=== %s, %s app, run %d of %d, seed %d\n", p.Name, app.lang, k+1, *runs, tool.Seed)
 			res := tool.Try(ctx, app.lang, "", os.Stderr)
-			fmt.Printf("%-9s run %d seed %-4d %-7s score %10.1f  users %d -> %d  saturated %v\n", app.name, k+1, tool.Seed,
-				res.Verdict(), res.Score, res.Workload.Start, res.Workload.Final, res.Benchmarker.Saturated)
+			fmt.Printf("%-9s run %d seed %-4d %-7s score %10.1f  users %d -> %d, at most %d; held back by: %s\n", app.name, k+1,
+				tool.Seed, res.Verdict(), res.Score, res.Workload.Start, res.Workload.Final, res.Workload.Peak, measure.HeldBack(res))
 			results = append(results, res)
 		}
 		reps[i] = engine.Summarize(results)

@@ -7,8 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -69,4 +72,23 @@ func (t *Tool) Try(ctx context.Context, lang, db string, summary io.Writer) *eng
 func (t *Tool) Fail(err error) {
 	fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
 	os.Exit(1)
+}
+
+// HeldBack names what stopped the users from growing (the app, the scenario's cap, the benchmarker), as the run's
+// summary does, so that the ratio is read with its caveats.
+func HeldBack(r *engine.Result) string {
+	var why []string
+	for _, reason := range slices.Sorted(maps.Keys(r.LimitedBy)) {
+		why = append(why, fmt.Sprintf("%s (%d)", engine.LimitReason(reason), r.LimitedBy[reason]))
+	}
+	if r.Workload.MaxReached && r.LimitedBy["max"] == 0 {
+		why = append(why, "the scenario's maximum of users")
+	}
+	if r.Benchmarker.Saturated {
+		why = append(why, "the benchmarker, over the whole run ("+r.Benchmarker.Reason+")")
+	}
+	if len(why) == 0 {
+		return "nothing (the run ended first)"
+	}
+	return strings.Join(why, ", ")
 }

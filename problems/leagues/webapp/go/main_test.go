@@ -531,31 +531,38 @@ func TestInitialize(t *testing.T) {
 		`{"tenant":{"id":3,"name":"gamma","display_name":"Gamma","billing":0}}`)
 }
 
-// TestWritesWaitForTheTenantLock holds a tenant's lock: a write to that tenant waits for it, a read and a write
-// to another tenant do not.
+// TestWritesWaitForTheTenantLock holds a tenant's lock: a write to that tenant and a read of its scores (a
+// ranking) wait for it; a read without scores (the competitions) and a write to another tenant do not.
 func TestWritesWaitForTheTenantLock(t *testing.T) {
 	e := newTestEnv(t)
 	unlock, err := e.app.lockTenant(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan answer, 1)
+	write, ranking := make(chan answer, 1), make(chan answer, 1)
 	go func() {
-		done <- e.postJSON("alpha", "/api/organizer/competitions", e.token("alpha", "organizer", "o"), `{"title":"Locked"}`)
+		write <- e.postJSON("alpha", "/api/organizer/competitions", e.token("alpha", "organizer", "o"), `{"title":"Locked"}`)
 	}()
-	e.expect(e.get("alpha", "/api/player/competitions/11/ranking", e.token("alpha", "player", "1")), 200, "")
+	go func() {
+		ranking <- e.get("alpha", "/api/player/competitions/11/ranking", e.token("alpha", "player", "1"))
+	}()
+	e.expect(e.get("alpha", "/api/player/competitions", e.token("alpha", "player", "1")), 200, "")
 	e.expect(e.postJSON("beta", "/api/organizer/competitions", e.token("beta", "organizer", "b"), `{"title":"Free"}`), 200, "")
 	select {
-	case a := <-done:
+	case a := <-write:
 		t.Fatalf("a write went through a held lock: %d %s", a.status, a.body)
+	case a := <-ranking:
+		t.Fatalf("a ranking was read through a held lock: %d %s", a.status, a.body)
 	case <-time.After(300 * time.Millisecond):
 	}
 	unlock()
-	select {
-	case a := <-done:
-		e.expect(a, 200, "")
-	case <-time.After(10 * time.Second):
-		t.Fatal("the write did not go on once the lock was released")
+	for what, ch := range map[string]chan answer{"write": write, "ranking": ranking} {
+		select {
+		case a := <-ch:
+			e.expect(a, 200, "")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the %s did not go on once the lock was released", what)
+		}
 	}
 }
 
