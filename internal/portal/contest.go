@@ -76,6 +76,10 @@ type Settings struct {
 	// Brackets are the boards teams choose one of when they register
 	// ("students", "general"); none: one board.
 	Brackets []string
+	// ValidationThreshold is the share of a team's final score, in
+	// percent, under which its validation run is flagged
+	// (DefaultValidationThreshold when zero).
+	ValidationThreshold int
 }
 
 // Check reports settings no job could run with: negative durations or
@@ -97,6 +101,9 @@ func (s Settings) Check() error {
 	}
 	if s.Ranking != "" && !s.Ranking.Valid() {
 		return Errorf(CodeInvalid, "contest settings: no ranking rule %q (%s or %s)", s.Ranking, RankLatest, RankBest)
+	}
+	if s.ValidationThreshold < 0 || s.ValidationThreshold > 100 {
+		return Errorf(CodeInvalid, "contest settings: a validation threshold of %d%% (0 to 100)", s.ValidationThreshold)
 	}
 	if len(s.Brackets) > MaxBrackets {
 		return Errorf(CodeInvalid, "contest settings: at most %d brackets", MaxBrackets)
@@ -225,6 +232,10 @@ type Team struct {
 	// ExtraTime is how much longer than the contest the team may enqueue
 	// benchmarks.
 	ExtraTime time.Duration
+	// Disqualified teams stay on the boards, struck and without a rank,
+	// and cannot enqueue; DQReason is shown to staff and to the team.
+	Disqualified bool
+	DQReason     string
 }
 
 // Worker is a benchmark worker as the portal sees it: its heartbeat row.
@@ -242,4 +253,6 @@ type Worker struct {
 	// through the benchmarker's fault.
 	JobsDone       int64
 	InternalErrors int64
+	// Quarantine is set while the worker is quarantined: it takes no job.
+	Quarantine Quarantine
 }

@@ -123,8 +123,10 @@ const (
 // Job is one benchmark of one team's target. The staff log is for staff only:
 // the layers above must never show it to a contestant.
 type Job struct {
-	ID      int64
-	TeamID  int64
+	ID     int64
+	TeamID int64
+	// Kind is KindNormal or KindValidation.
+	Kind    JobKind
 	Problem string
 	Target  string
 	State   JobState

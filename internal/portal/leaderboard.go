@@ -52,6 +52,10 @@ type Standing struct {
 	// Bracket and Hidden are the team's (Team.Bracket, Team.Hidden).
 	Bracket string
 	Hidden  bool
+	// Disqualified and DQReason are the team's: a disqualified team takes
+	// no rank and comes last.
+	Disqualified bool
+	DQReason     string
 	// Score and ReachedAt are the ranked job's score and the time the team
 	// reached it (zero with Passed false).
 	Passed    bool
@@ -63,12 +67,19 @@ type Standing struct {
 
 // Rank orders standings and numbers them: teams with a passed job first,
 // by score, a tie going to the team that reached its score first (then to
-// the older team); then the others, oldest team first. Every ranked team
-// has its own rank. A hidden team keeps its place in the order, for the
-// staff, but takes no rank: the others' ranks are those of the public
-// board.
+// the older team); then the others, oldest team first; disqualified teams
+// last, in the same order. Every ranked team has its own rank. A hidden
+// team keeps its place in the order, for the staff, but takes no rank: the
+// others' ranks are those of the public board. A disqualified team takes
+// none either.
 func Rank(s []Standing) {
 	slices.SortStableFunc(s, func(a, b Standing) int {
+		if a.Disqualified != b.Disqualified {
+			if b.Disqualified {
+				return -1
+			}
+			return 1
+		}
 		if a.Passed != b.Passed {
 			if a.Passed {
 				return -1
@@ -88,7 +99,7 @@ func Rank(s []Standing) {
 	n := 0
 	for i := range s {
 		s[i].Rank = 0
-		if s[i].Passed && !s[i].Hidden {
+		if s[i].Passed && !s[i].Hidden && !s[i].Disqualified {
 			n++
 			s[i].Rank = n
 		}

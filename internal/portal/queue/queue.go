@@ -22,6 +22,10 @@
 // What the queue adds: the jobs rows, the mapping of River's outcomes to the
 // portal's job states, and a settler that brings rows in line with what River
 // decided while no worker was there to say (a rescued or discarded job).
+// Also: validation runs after the end (Validate), which count nowhere and
+// which teams never see; "re-run all errored" (RerunErrored); and the
+// quarantine of a worker whose benchmarker keeps failing (see
+// checkQuarantine): it stops taking jobs until staff clear it.
 //
 // # What survives what
 //
@@ -51,6 +55,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
@@ -82,6 +87,10 @@ const (
 	// attempt is older than this and older than its own timeout is rescued
 	// by the leader's next rescuer pass (every 30 s).
 	DefaultRescueAfter = 15 * time.Second
+	// DefaultTeamWait is how long a job waits, back in the queue, when
+	// another job of its team runs (a validation job behind the team's own,
+	// or the other way round) before a worker looks again.
+	DefaultTeamWait = 5 * time.Second
 )
 
 // WrapUp is the default wrap-up (portal.DefaultWrapUp): how much longer
@@ -143,6 +152,7 @@ type Config struct {
 	SettleEvery    time.Duration
 	AbandonAfter   time.Duration
 	RescueAfter    time.Duration
+	TeamWait       time.Duration
 }
 
 func (c Config) withDefaults() Config {
@@ -156,6 +166,7 @@ func (c Config) withDefaults() Config {
 	or(&c.SettleEvery, DefaultSettleEvery)
 	or(&c.AbandonAfter, DefaultAbandonAfter)
 	or(&c.RescueAfter, DefaultRescueAfter)
+	or(&c.TeamWait, DefaultTeamWait)
 	if c.Concurrency <= 0 {
 		c.Concurrency = DefaultConcurrency
 	}
@@ -184,8 +195,16 @@ type Queue struct {
 	mu      sync.Mutex
 	running map[int64]*pump // the jobs this process runs now, by job id
 	stop    context.CancelFunc
-	loops   sync.WaitGroup
-	started bool
+	// stopQuarantine ends the quarantine loop first when the queue stops:
+	// a removal of River's queues that waits for a running job must not
+	// hold River's client up while it stops.
+	stopQuarantine context.CancelFunc
+	loops          sync.WaitGroup
+	started        bool
+	// paused: the worker is quarantined and its River queues removed, so
+	// it fetches no job. kick asks the quarantine loop to look now.
+	paused atomic.Bool
+	kick   chan struct{}
 }
 
 // New makes a queue over a migrated store.
@@ -200,7 +219,7 @@ func New(s *store.Store, cfg Config) (*Queue, error) {
 	if cfg.AbandonAfter > WrapUp/2 {
 		return nil, portal.Errorf(portal.CodeInvalid, "queue: AbandonAfter %s is more than half of WrapUp %s", cfg.AbandonAfter, WrapUp)
 	}
-	q := &Queue{cfg: cfg, store: s, problems: map[string]kit.Problem{}, running: map[int64]*pump{}}
+	q := &Queue{cfg: cfg, store: s, problems: map[string]kit.Problem{}, running: map[int64]*pump{}, kick: make(chan struct{}, 1)}
 	queues := map[string]river.QueueConfig{}
 	for _, name := range cfg.Problems {
 		p, ok := cfg.Lookup(name)
@@ -260,6 +279,11 @@ func (q *Queue) Start(ctx context.Context) error {
 		if err := q.store.StartWorker(ctx, q.cfg.Worker, slices.Sorted(maps.Keys(q.problems))); err != nil {
 			return err
 		}
+		// A worker quarantined before it (re)started stays so: its queues
+		// go before River's client starts, so it never fetches a job.
+		if err := q.checkQuarantine(ctx); err != nil {
+			return err
+		}
 		if err := q.client.Start(context.WithoutCancel(ctx)); err != nil {
 			return fmt.Errorf("queue: starting River: %w", err)
 		}
@@ -277,6 +301,9 @@ func (q *Queue) Start(ctx context.Context) error {
 				q.cfg.Logger.Warn("heartbeat", "error", err)
 			}
 		})
+		qctx, stopQuarantine := context.WithCancel(lctx)
+		q.stopQuarantine = stopQuarantine
+		q.loops.Go(func() { q.quarantineLoop(qctx) })
 	}
 	return nil
 }
@@ -310,6 +337,7 @@ func (q *Queue) Stop(ctx context.Context) error {
 	q.mu.Unlock()
 	var err error
 	if q.Works() {
+		q.stopQuarantine()
 		if err = q.client.Stop(ctx); err != nil {
 			hard, cancel := context.WithTimeout(context.WithoutCancel(ctx), WrapUp)
 			err = q.client.StopAndCancel(hard)
@@ -340,9 +368,11 @@ var errDuplicate = errors.New("duplicate")
 // that transaction too, under a share lock (PostgreSQL; SQLite's immediate
 // transaction holds its write lock): an admin moving the end, or pressing
 // "end now", commits before the check (which then refuses) or after the
-// job is in (which was enqueued in time), never between.
+// job is in (which was enqueued in time), never between. A disqualified
+// team is refused (CodeConflict). The team's validation job, if any, is no
+// active job of its own here: each kind has its own (see Validate).
 func (q *Queue) Enqueue(ctx context.Context, teamID int64) (portal.Job, error) {
-	return q.enqueue(ctx, teamID, 0, portal.Actor{})
+	return q.enqueue(ctx, teamID, 0, portal.KindNormal, portal.Actor{})
 }
 
 // Rerun queues a new job for the team of an errored job, for staff (by),
@@ -358,50 +388,30 @@ func (q *Queue) Rerun(ctx context.Context, jobID int64, by portal.Actor) (portal
 	if j.State != portal.JobErrored {
 		return portal.Job{}, portal.Errorf(portal.CodeConflict, "job %d is %s: only an errored job can be run again", jobID, j.State)
 	}
-	return q.enqueue(ctx, j.TeamID, j.ID, by)
+	return q.enqueue(ctx, j.TeamID, j.ID, j.Kind, by)
 }
 
-func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64, by portal.Actor) (portal.Job, error) {
+func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64, kind portal.JobKind, by portal.Actor) (portal.Job, error) {
 	var job portal.Job
 	var dup *rivertype.JobRow
 	err := q.store.InTx(ctx, func(tx *store.Tx) error {
-		c, err := tx.ContestForShare(ctx)
-		if portal.ErrorCode(err) == portal.CodeNotFound {
-			return portal.Errorf(portal.CodeConflict, "the contest is not set up: no benchmarks now")
-		} else if err != nil {
+		c, err := q.contestForEnqueue(ctx, tx)
+		if err != nil {
 			return err
-		}
-		if _, ok := q.cfg.Lookup(c.Problem); !ok {
-			return portal.Errorf(portal.CodeInvalid, "the contest's problem %q is not one of tunecon's", c.Problem)
 		}
 		team, err := tx.TeamForShare(ctx, teamID)
 		if err != nil {
 			return err
 		}
-		if rerunOf == 0 {
+		if rerunOf == 0 && kind == portal.KindNormal {
+			if team.Disqualified {
+				return portal.Errorf(portal.CodeConflict, "your team is disqualified (%s): no benchmarks", team.DQReason)
+			}
 			if err := c.CheckEnqueue(team, tx.Now()); err != nil {
 				return err
 			}
 		}
-		if _, err := portal.CheckTarget(team.Target, c.Settings.LocalTargets); err != nil {
-			return err
-		}
-		timing := c.Timing()
-		args := BenchArgs{TeamID: teamID, Problem: c.Problem, Timing: timingArgsOf(timing), Seed: c.Settings.Seed,
-			LocalTargets: c.Settings.LocalTargets}
-		res, err := q.client.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: QueueName(c.Problem), MaxAttempts: c.Settings.Attempts()})
-		if err != nil {
-			return fmt.Errorf("queue: inserting the River job: %w", err)
-		}
-		if res.UniqueSkippedAsDuplicate {
-			dup = res.Job
-			return errDuplicate
-		}
-		job, err = tx.InsertJob(ctx, store.NewJob{
-			TeamID: teamID, Problem: c.Problem, Target: team.Target, MaxAttempts: c.Settings.Attempts(),
-			Deadline: timing.Deadline(), RiverJobID: res.Job.ID, RerunOf: rerunOf,
-		})
-		if err != nil || rerunOf == 0 {
+		if job, dup, err = q.insertTx(ctx, tx, c, team, kind, rerunOf); err != nil || rerunOf == 0 {
 			return err
 		}
 		return tx.Audit(ctx, by, portal.AuditRerun, fmt.Sprintf("job %d", rerunOf),
@@ -418,7 +428,7 @@ func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64, by portal.Ac
 	case errors.As(err, &busy):
 		// River let it through but the team's row is still active: River
 		// ended its job a moment ago and the settler will end the row.
-		existing, lerr := q.store.ActiveJob(ctx, teamID)
+		existing, lerr := q.store.ActiveJobOf(ctx, teamID, kind)
 		if lerr == nil {
 			busy.JobID = existing.ID
 		}
@@ -426,8 +436,51 @@ func (q *Queue) enqueue(ctx context.Context, teamID, rerunOf int64, by portal.Ac
 	case err != nil:
 		return portal.Job{}, err
 	}
-	q.cfg.Logger.Info("enqueued", "job", job.ID, "team", teamID, "river_job", job.RiverJobID)
+	q.cfg.Logger.Info("enqueued", "job", job.ID, "team", teamID, "kind", kind, "river_job", job.RiverJobID)
 	return job, nil
+}
+
+// contestForEnqueue reads the contest under a share lock (see Enqueue),
+// refusing one not set up or whose problem tunecon lacks.
+func (q *Queue) contestForEnqueue(ctx context.Context, tx *store.Tx) (portal.Contest, error) {
+	c, err := tx.ContestForShare(ctx)
+	if portal.ErrorCode(err) == portal.CodeNotFound {
+		return c, portal.Errorf(portal.CodeConflict, "the contest is not set up: no benchmarks now")
+	} else if err != nil {
+		return c, err
+	}
+	if _, ok := q.cfg.Lookup(c.Problem); !ok {
+		return c, portal.Errorf(portal.CodeInvalid, "the contest's problem %q is not one of tunecon's", c.Problem)
+	}
+	return c, nil
+}
+
+// insertTx adds a job of a kind for a team's current target, its row and
+// its River job, in tx. River's unique job by team and kind decides: a
+// duplicate returns the active River job and errDuplicate.
+func (q *Queue) insertTx(ctx context.Context, tx *store.Tx, c portal.Contest, team portal.Team, kind portal.JobKind,
+	rerunOf int64) (portal.Job, *rivertype.JobRow, error) {
+	if _, err := portal.CheckTarget(team.Target, c.Settings.LocalTargets); err != nil {
+		return portal.Job{}, nil, err
+	}
+	timing := c.Timing()
+	args := BenchArgs{TeamID: team.ID, Problem: c.Problem, Timing: timingArgsOf(timing), Seed: c.Settings.Seed,
+		LocalTargets: c.Settings.LocalTargets}
+	if kind == portal.KindValidation {
+		args.JobKind = kind
+	}
+	res, err := q.client.InsertTx(ctx, tx.SQL(), args, &river.InsertOpts{Queue: QueueName(c.Problem), MaxAttempts: c.Settings.Attempts()})
+	if err != nil {
+		return portal.Job{}, nil, fmt.Errorf("queue: inserting the River job: %w", err)
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return portal.Job{}, res.Job, errDuplicate
+	}
+	job, err := tx.InsertJob(ctx, store.NewJob{
+		TeamID: team.ID, Kind: kind, Problem: c.Problem, Target: team.Target, MaxAttempts: c.Settings.Attempts(),
+		Deadline: timing.Deadline(), RiverJobID: res.Job.ID, RerunOf: rerunOf,
+	})
+	return job, nil, err
 }
 
 // Cancel cancels a job for staff. A queued job is cancelled at once; a
@@ -505,10 +558,16 @@ func (q *Queue) Workers(ctx context.Context) ([]portal.Worker, error) { return q
 func (q *Queue) doing() string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.running) == 0 {
-		return "idle"
-	}
 	var s string
+	if q.paused.Load() {
+		s = "quarantined: takes no job"
+	}
+	if len(q.running) == 0 {
+		if s == "" {
+			return "idle"
+		}
+		return s
+	}
 	for _, id := range slices.Sorted(maps.Keys(q.running)) {
 		if s != "" {
 			s += "; "

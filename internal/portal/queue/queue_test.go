@@ -381,7 +381,8 @@ func (f *fakeRunner) Bench(ctx context.Context, p kit.Problem, target *url.URL, 
 }
 
 // TestInfrastructureFaultsError: the benchmarker's faults end jobs errored,
-// never failed, count against the worker, and staff can run them again.
+// never failed, count against the worker (the third quarantines it until
+// staff clear it), and staff can run them again.
 func TestInfrastructureFaultsError(t *testing.T) {
 	ctx := context.Background()
 	// A tiny budget: the hung run's deadline is 1.4 s.
@@ -403,7 +404,7 @@ func TestInfrastructureFaultsError(t *testing.T) {
 		{"broken", portal.ReasonBenchError},
 		{"hang", portal.ReasonDeadline},
 	}
-	for _, tc := range cases {
+	for i, tc := range cases {
 		team := e.team(tc.host, "http://"+tc.host+"/")
 		j := e.enqueue(team.ID)
 		start := time.Now()
@@ -417,6 +418,17 @@ func TestInfrastructureFaultsError(t *testing.T) {
 			}
 			if !strings.Contains(got.StaffLog, "abandoned") {
 				t.Errorf("staff log %q", got.StaffLog)
+			}
+		}
+		// Each fault counts against the worker: the third of its last jobs
+		// quarantines it (portal.QuarantineErrors; see
+		// TestQuarantinedWorkerTakesNoJob), and staff clear it so that it
+		// runs the rerun below.
+		if quarantined, third := workerNamed(t, e.store, "w1").Quarantined(), i+1 == portal.QuarantineErrors; quarantined != third {
+			t.Fatalf("after the %s fault: quarantined %v", tc.host, quarantined)
+		} else if third {
+			if err := e.store.ClearQuarantine(ctx, root, "w1"); err != nil {
+				t.Fatal(err)
 			}
 		}
 		// Staff run it again; the team's target now passes, once the test

@@ -39,6 +39,10 @@ type BenchArgs struct {
 	// LocalTargets lets the run connect to the worker's own machine or
 	// link (portal.Settings.LocalTargets); otherwise DialControl refuses.
 	LocalTargets bool `json:"local_targets,omitempty"`
+	// Kind is portal.KindValidation for a validation job, empty for a
+	// team's own: part of the unique key, so a team has one active job of
+	// each kind (a team's own jobs keep the key they always had).
+	JobKind portal.JobKind `json:"kind,omitempty" river:"unique"`
 }
 
 // Kind is "bench".
@@ -132,13 +136,39 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 	defer cancel()
 	var job portal.Job
 	err := q.store.InTx(wctx, func(tx *store.Tx) error {
+		// A quarantined worker runs nothing: a job it claimed in the
+		// moment before its queues were removed goes back untouched.
+		if quarantined, err := tx.WorkerQuarantined(wctx, q.cfg.Worker); err != nil {
+			return err
+		} else if quarantined {
+			return errQuarantined
+		}
 		j, err := tx.JobByRiverID(wctx, rj.ID)
 		if err != nil {
 			return err
 		}
+		// One benchmark at a time against a team's target: its validation
+		// job waits while its own job runs, and the other way round.
+		if err := tx.LockTeam(wctx, j.TeamID); err != nil {
+			return err
+		}
+		if busy, err := tx.TeamRunning(wctx, j.TeamID, j.ID); err != nil {
+			return err
+		} else if busy && j.State == portal.JobQueued {
+			return errTeamBusy
+		}
 		job, err = tx.BeginAttempt(wctx, j.ID, q.cfg.Worker)
 		return err
 	})
+	switch {
+	case errors.Is(err, errQuarantined):
+		log.Warn("quarantined: the job goes back to the queue")
+		q.kickQuarantine()
+		return river.JobSnooze(0)
+	case errors.Is(err, errTeamBusy):
+		log.Info("the team has another job running: this one waits", "wait", q.cfg.TeamWait)
+		return river.JobSnooze(q.cfg.TeamWait)
+	}
 	if code := portal.ErrorCode(err); code == portal.CodeConflict || code == portal.CodeNotFound {
 		// The job ended while River still had it: nothing to run.
 		log.Warn("no job to run", "error", err)
@@ -180,12 +210,20 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 		return river.JobSnooze(0)
 	}
 	out.ending.StaffLog = staff.String()
+	quarantined := false
 	err = q.store.InTx(wctx, func(tx *store.Tx) error {
+		quarantined = false
 		if _, err := tx.EndJob(wctx, job.ID, attempt, out.ending); err != nil {
 			return err
 		}
 		if err := tx.CountJob(wctx, q.cfg.Worker, out.internal); err != nil {
 			return err
+		}
+		if out.internal {
+			var err error
+			if quarantined, err = tx.QuarantineIfFaulty(wctx, q.cfg.Worker); err != nil {
+				return err
+			}
 		}
 		// River's job completes with the row: no moment when the row has
 		// ended but River still holds the team's unique slot.
@@ -196,6 +234,10 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 	case err == nil:
 		log.Info("attempt ended", "state", out.ending.State, "verdict", out.ending.Verdict, "score", out.ending.Score,
 			"reason", out.ending.ErrorCode)
+		if quarantined {
+			log.Warn("quarantined: too many of this worker's jobs errored through the benchmarker's fault; it takes no job until staff clear it")
+			q.kickQuarantine()
+		}
 		return nil
 	case errors.Is(err, rivertype.ErrNotFound), portal.ErrorCode(err) == portal.CodeConflict:
 		// River rescued the attempt meanwhile: the next attempt decides.

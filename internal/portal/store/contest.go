@@ -27,6 +27,7 @@ type settingsJSON struct {
 	LocalTargets bool            `json:"local_targets,omitempty"`
 	Ranking      portal.RankRule `json:"ranking,omitempty"`
 	Brackets     []string        `json:"brackets,omitempty"`
+	Threshold    int             `json:"validation_threshold,omitempty"`
 }
 
 func ms(d time.Duration) int64     { return d.Milliseconds() }
@@ -37,6 +38,7 @@ func settingsOf(s portal.Settings) settingsJSON {
 		InitializeMS: ms(s.InitializeTimeout), PreCheckMS: ms(s.PreCheckTimeout), FinalCheckMS: ms(s.FinalCheckTimeout),
 		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
 		MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking, Brackets: s.Brackets,
+		Threshold: s.ValidationThreshold,
 	}
 }
 
@@ -45,7 +47,7 @@ func (s settingsJSON) settings() portal.Settings {
 		InitializeTimeout: fromMS(s.InitializeMS), PreCheckTimeout: fromMS(s.PreCheckMS), FinalCheckTimeout: fromMS(s.FinalCheckMS),
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
 		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking,
-		Brackets: s.Brackets,
+		Brackets: s.Brackets, ValidationThreshold: s.Threshold,
 	}
 }
 
@@ -300,12 +302,14 @@ func (q *queries) SetTarget(ctx context.Context, teamID int64, target string) er
 	return nil
 }
 
-const teamColumns = `id, name, target, COALESCE(invite_code, ''), created_at, bracket, hidden, extra_time_ms`
+const teamColumns = `id, name, target, COALESCE(invite_code, ''), created_at, bracket, hidden, extra_time_ms, disqualified,
+	dq_reason`
 
 func scanTeam(r scanner) (portal.Team, error) {
 	var t portal.Team
 	var extraMS int64
-	err := r.Scan(&t.ID, &t.Name, &t.Target, &t.InviteCode, &t.CreatedAt, &t.Bracket, &t.Hidden, &extraMS)
+	err := r.Scan(&t.ID, &t.Name, &t.Target, &t.InviteCode, &t.CreatedAt, &t.Bracket, &t.Hidden, &extraMS, &t.Disqualified,
+		&t.DQReason)
 	t.ExtraTime = fromMS(extraMS)
 	return t, err
 }

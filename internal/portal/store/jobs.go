@@ -15,7 +15,7 @@ import (
 const MaxStaffLog = 1 << 20
 
 // jobColumns are the columns scanJob reads, in its order.
-const jobColumns = `id, team_id, problem, target, state, verdict, score, result, staff_log, messages, error_code, error,
+const jobColumns = `id, team_id, kind, problem, target, state, verdict, score, result, staff_log, messages, error_code, error,
 	created_at, started_at, finished_at, worker, attempts, max_attempts, river_job_id, rerun_of, deadline_ms,
 	progress_phase, progress_score, progress_requests, progress_errors, progress_users, progress_at`
 
@@ -31,15 +31,16 @@ func scanJob(r scanner) (portal.Job, error) {
 		started, finished, pat sql.NullTime
 		riverID, rerunOf       sql.NullInt64
 		deadlineMS             int64
+		kind                   string
 	)
-	err := r.Scan(&j.ID, &j.TeamID, &j.Problem, &j.Target, &state, &verdict, &score, &result, &j.StaffLog, &messages,
+	err := r.Scan(&j.ID, &j.TeamID, &kind, &j.Problem, &j.Target, &state, &verdict, &score, &result, &j.StaffLog, &messages,
 		&j.ErrorCode, &j.Error, &j.CreatedAt, &started, &finished, &j.Worker, &j.Attempts, &j.MaxAttempts, &riverID,
 		&rerunOf, &deadlineMS, &j.Progress.Phase, &j.Progress.Score, &j.Progress.Requests, &j.Progress.Errors,
 		&j.Progress.Users, &pat)
 	if err != nil {
 		return j, err
 	}
-	j.State, j.Verdict, j.Score = portal.JobState(state), portal.Verdict(verdict), score.Float64
+	j.Kind, j.State, j.Verdict, j.Score = portal.JobKind(kind), portal.JobState(state), portal.Verdict(verdict), score.Float64
 	if result.Valid {
 		j.Result = json.RawMessage(result.String)
 	}
@@ -69,9 +70,17 @@ func (q *queries) JobByRiverID(ctx context.Context, riverJobID int64) (portal.Jo
 	return q.jobWhere(ctx, fmt.Sprintf("the job of River job %d", riverJobID), `river_job_id = ?`, riverJobID)
 }
 
-// ActiveJob reads a team's queued or running job (CodeNotFound if none).
+// ActiveJob reads a team's own queued or running job (CodeNotFound if
+// none); its validation job is not one.
 func (q *queries) ActiveJob(ctx context.Context, teamID int64) (portal.Job, error) {
-	return q.jobWhere(ctx, fmt.Sprintf("an active job of team %d", teamID), `team_id = ? AND state IN ('queued', 'running')`, teamID)
+	return q.ActiveJobOf(ctx, teamID, portal.KindNormal)
+}
+
+// ActiveJobOf reads a team's queued or running job of a kind (CodeNotFound
+// if none).
+func (q *queries) ActiveJobOf(ctx context.Context, teamID int64, kind portal.JobKind) (portal.Job, error) {
+	return q.jobWhere(ctx, fmt.Sprintf("an active %s job of team %d", kind, teamID),
+		`team_id = ? AND kind = ? AND state IN ('queued', 'running')`, teamID, string(kind))
 }
 
 func (q *queries) listJobs(ctx context.Context, query string, args ...any) ([]portal.Job, error) {
@@ -91,9 +100,10 @@ func (q *queries) listJobs(ctx context.Context, query string, args ...any) ([]po
 	return out, rows.Err()
 }
 
-// TeamJobs lists a team's jobs, the newest first.
+// TeamJobs lists a team's own jobs, the newest first: its validation jobs
+// are not among them (teams never see those).
 func (q *queries) TeamJobs(ctx context.Context, teamID int64) ([]portal.Job, error) {
-	return q.listJobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE team_id = ? ORDER BY id DESC`, teamID)
+	return q.listJobs(ctx, `SELECT `+jobColumns+` FROM jobs WHERE team_id = ? AND kind = 'normal' ORDER BY id DESC`, teamID)
 }
 
 // Jobs lists every job, the newest first; with states, only jobs in them.
@@ -124,6 +134,8 @@ type NewJob struct {
 	Deadline    time.Duration
 	RiverJobID  int64
 	RerunOf     int64
+	// Kind is KindNormal when empty.
+	Kind portal.JobKind
 }
 
 // InsertJob adds a queued job. A team that has a queued or running job
@@ -131,9 +143,15 @@ type NewJob struct {
 // failed statement ends the transaction: look the job up after it).
 func (q *queries) InsertJob(ctx context.Context, n NewJob) (portal.Job, error) {
 	rerun := sql.NullInt64{Int64: n.RerunOf, Valid: n.RerunOf != 0}
-	row := q.queryRow(ctx, `INSERT INTO jobs (team_id, problem, target, state, created_at, max_attempts, river_job_id, rerun_of, deadline_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+jobColumns,
-		n.TeamID, n.Problem, n.Target, string(portal.JobQueued), q.stamp(), n.MaxAttempts, n.RiverJobID, rerun, ms(n.Deadline))
+	if n.Kind == "" {
+		n.Kind = portal.KindNormal
+	}
+	if !n.Kind.Valid() {
+		return portal.Job{}, portal.Errorf(portal.CodeInvalid, "no job kind %q", n.Kind)
+	}
+	row := q.queryRow(ctx, `INSERT INTO jobs (team_id, kind, problem, target, state, created_at, max_attempts, river_job_id, rerun_of, deadline_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING `+jobColumns,
+		n.TeamID, string(n.Kind), n.Problem, n.Target, string(portal.JobQueued), q.stamp(), n.MaxAttempts, n.RiverJobID, rerun, ms(n.Deadline))
 	j, err := scanJob(row)
 	if q.dialect.uniqueViolation(err) {
 		return j, &portal.TeamHasJobError{TeamID: n.TeamID}

@@ -36,10 +36,11 @@ func (q *queries) Leaderboard(ctx context.Context, o BoardOptions) ([]portal.Sta
 		before = never
 	}
 	before = before.UTC()
-	const passed = `p.team_id = t.id AND p.state = 'finished' AND p.verdict = 'passed' AND p.finished_at < ?`
+	// Validation jobs never count: only a team's own (kind 'normal').
+	const passed = `p.team_id = t.id AND p.kind = 'normal' AND p.state = 'finished' AND p.verdict = 'passed' AND p.finished_at < ?`
 	pick, reached := `ORDER BY p.finished_at DESC, p.id DESC`, `LEFT JOIN jobs r ON r.id = (
 			SELECT p.id FROM jobs p WHERE `+passed+` AND p.score = j.score AND NOT EXISTS (
-					SELECT 1 FROM jobs o WHERE o.team_id = t.id AND o.state = 'finished' AND o.verdict = 'passed'
+					SELECT 1 FROM jobs o WHERE o.team_id = t.id AND o.kind = 'normal' AND o.state = 'finished' AND o.verdict = 'passed'
 						AND o.score <> j.score AND o.finished_at >= p.finished_at AND o.finished_at < ?)
 			ORDER BY p.finished_at, p.id LIMIT 1)`
 	args := []any{before, before, before, before}
@@ -51,8 +52,8 @@ func (q *queries) Leaderboard(ctx context.Context, o BoardOptions) ([]portal.Sta
 	default:
 		return nil, portal.Errorf(portal.CodeInvalid, "no ranking rule %q", o.Rule)
 	}
-	rows, err := q.query(ctx, `SELECT t.id, t.name, t.bracket, t.hidden,
-			(SELECT COUNT(*) FROM jobs f WHERE f.team_id = t.id AND f.state = 'finished' AND f.finished_at < ?),
+	rows, err := q.query(ctx, `SELECT t.id, t.name, t.bracket, t.hidden, t.disqualified, t.dq_reason,
+			(SELECT COUNT(*) FROM jobs f WHERE f.team_id = t.id AND f.kind = 'normal' AND f.state = 'finished' AND f.finished_at < ?),
 			j.score, r.finished_at
 		FROM teams t
 		LEFT JOIN jobs j ON j.id = (SELECT p.id FROM jobs p WHERE `+passed+` `+pick+` LIMIT 1)
@@ -69,7 +70,7 @@ func (q *queries) Leaderboard(ctx context.Context, o BoardOptions) ([]portal.Sta
 			score sql.NullFloat64
 			at    sql.NullTime
 		)
-		if err := rows.Scan(&s.TeamID, &s.Team, &s.Bracket, &s.Hidden, &s.Runs, &score, &at); err != nil {
+		if err := rows.Scan(&s.TeamID, &s.Team, &s.Bracket, &s.Hidden, &s.Disqualified, &s.DQReason, &s.Runs, &score, &at); err != nil {
 			return nil, fmt.Errorf("store: reading the leaderboard: %w", err)
 		}
 		s.Passed, s.Score, s.ReachedAt = score.Valid, score.Float64, at.Time
@@ -86,7 +87,7 @@ func (q *queries) Leaderboard(ctx context.Context, o BoardOptions) ([]portal.Sta
 // points of the score-over-time chart.
 func (q *queries) ScoreHistory(ctx context.Context) ([]portal.ScorePoint, error) {
 	rows, err := q.query(ctx, `SELECT team_id, finished_at, score FROM jobs
-		WHERE state = 'finished' AND verdict = 'passed' ORDER BY finished_at, id`)
+		WHERE kind = 'normal' AND state = 'finished' AND verdict = 'passed' ORDER BY finished_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("store: reading the score history: %w", err)
 	}
@@ -109,8 +110,8 @@ func (q *queries) ScoreHistory(ctx context.Context) ([]portal.ScorePoint, error)
 func (q *queries) Changes(ctx context.Context) (string, error) {
 	var finished, maxID, teams, revision int64
 	err := q.queryRow(ctx, `SELECT
-			(SELECT COUNT(*) FROM jobs WHERE state = 'finished'),
-			(SELECT COALESCE(MAX(id), 0) FROM jobs WHERE state = 'finished'),
+			(SELECT COUNT(*) FROM jobs WHERE kind = 'normal' AND state = 'finished'),
+			(SELECT COALESCE(MAX(id), 0) FROM jobs WHERE kind = 'normal' AND state = 'finished'),
 			(SELECT COUNT(*) FROM teams),
 			(SELECT COALESCE(MAX(revision), 0) FROM contest)`).Scan(&finished, &maxID, &teams, &revision)
 	if err != nil {

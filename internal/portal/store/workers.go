@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 
@@ -53,7 +54,8 @@ func (q *queries) CountJob(ctx context.Context, name string, internal bool) erro
 
 // Workers lists the workers by name.
 func (q *queries) Workers(ctx context.Context) ([]portal.Worker, error) {
-	rows, err := q.query(ctx, `SELECT name, started_at, heartbeat_at, doing, problems, jobs_done, internal_errors
+	rows, err := q.query(ctx, `SELECT name, started_at, heartbeat_at, doing, problems, jobs_done, internal_errors,
+			quarantined_at, quarantine_reason
 		FROM workers ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("store: listing workers: %w", err)
@@ -63,9 +65,12 @@ func (q *queries) Workers(ctx context.Context) ([]portal.Worker, error) {
 	for rows.Next() {
 		var w portal.Worker
 		var problems string
-		if err := rows.Scan(&w.Name, &w.StartedAt, &w.HeartbeatAt, &w.Doing, &problems, &w.JobsDone, &w.InternalErrors); err != nil {
+		var quarantined sql.NullTime
+		if err := rows.Scan(&w.Name, &w.StartedAt, &w.HeartbeatAt, &w.Doing, &problems, &w.JobsDone, &w.InternalErrors,
+			&quarantined, &w.Quarantine.Reason); err != nil {
 			return nil, fmt.Errorf("store: listing workers: %w", err)
 		}
+		w.Quarantine.At = quarantined.Time
 		if err := json.Unmarshal([]byte(problems), &w.Problems); err != nil {
 			return nil, fmt.Errorf("store: worker %q's problems: %w", w.Name, err)
 		}
@@ -75,13 +80,21 @@ func (q *queries) Workers(ctx context.Context) ([]portal.Worker, error) {
 }
 
 // RecentWorkerJobs lists each worker's last n ended jobs (finished or
-// errored), newest first: what the admin page judges a worker's health by.
+// errored), newest first, of those it ended after staff last cleared its
+// quarantine: what the admin page judges a worker's health by, and the
+// quarantine rule too.
 func (q *queries) RecentWorkerJobs(ctx context.Context, n int) (map[string][]portal.Job, error) {
-	rows, err := q.query(ctx, `SELECT worker, state, error_code FROM (
-			SELECT worker, state, error_code,
-				ROW_NUMBER() OVER (PARTITION BY worker ORDER BY finished_at DESC, id DESC) AS k
-			FROM jobs WHERE worker <> '' AND state IN ('finished', 'errored')
-		) AS recent WHERE k <= ?`, n)
+	return q.recentWorkerJobs(ctx, n, "")
+}
+
+func (q *queries) recentWorkerJobs(ctx context.Context, n int, only string) (map[string][]portal.Job, error) {
+	rows, err := q.query(ctx, `SELECT worker, team_id, state, error_code FROM (
+			SELECT j.worker, j.team_id, j.state, j.error_code,
+				ROW_NUMBER() OVER (PARTITION BY j.worker ORDER BY j.finished_at DESC, j.id DESC) AS k
+			FROM jobs j LEFT JOIN workers w ON w.name = j.worker
+			WHERE j.worker <> '' AND (CAST(? AS TEXT) = '' OR j.worker = CAST(? AS TEXT)) AND j.state IN ('finished', 'errored')
+				AND (w.cleared_at IS NULL OR j.finished_at > w.cleared_at)
+		) AS recent WHERE k <= ?`, only, only, n)
 	if err != nil {
 		return nil, fmt.Errorf("store: workers' recent jobs: %w", err)
 	}
@@ -90,7 +103,7 @@ func (q *queries) RecentWorkerJobs(ctx context.Context, n int) (map[string][]por
 	for rows.Next() {
 		var j portal.Job
 		var state string
-		if err := rows.Scan(&j.Worker, &state, &j.ErrorCode); err != nil {
+		if err := rows.Scan(&j.Worker, &j.TeamID, &state, &j.ErrorCode); err != nil {
 			return nil, fmt.Errorf("store: workers' recent jobs: %w", err)
 		}
 		j.State = portal.JobState(state)

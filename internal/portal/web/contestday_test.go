@@ -363,6 +363,16 @@ func testEveryAdminActionIsAuditedOnce(t *testing.T, db storetest.System) {
 	post("/admin/jobs/"+strconv.FormatInt(st.jobA.ID, 10)+"/cancel", url.Values{}, conflict)
 	st.clock.add(time.Minute)
 	st.now(portal.EventEnd)
+	// After the end: validation, its threshold, a disqualification (saved
+	// again unchanged: none), lifted (twice: the second refused).
+	post("/admin/validation", url.Values{}, see)
+	post("/admin/validation/threshold", url.Values{"threshold": {"80"}}, see)
+	teamB := "/admin/teams/" + strconv.FormatInt(st.teamB.ID, 10)
+	post(teamB+"/disqualify", url.Values{"reason": {"copied"}}, see)
+	post(teamB+"/disqualify", url.Values{"reason": {"copied"}}, see) // nothing changes
+	post(teamB+"/reinstate", url.Values{}, see)
+	post(teamB+"/reinstate", url.Values{}, conflict)
+	post("/admin/jobs/rerun-errored", url.Values{}, conflict) // the errored job has its rerun
 	st.now(portal.EventReveal)
 
 	resp, body := st.do(admin, http.MethodGet, "/admin/audit.json", nil, nil)
@@ -379,7 +389,8 @@ func testEveryAdminActionIsAuditedOnce(t *testing.T, db storetest.System) {
 		t.Fatal(err)
 	}
 	want := []string{portal.AuditSettings, portal.AuditTimeline, portal.AuditNow + "freeze", portal.AuditTeam,
-		portal.AuditRerun, portal.AuditCancel, portal.AuditNow + "end", portal.AuditNow + "reveal"}
+		portal.AuditRerun, portal.AuditCancel, portal.AuditNow + "end", portal.AuditValidate, portal.AuditSettings,
+		portal.AuditDisqualify, portal.AuditReinstate, portal.AuditNow + "reveal"}
 	var got []string
 	for _, e := range entries {
 		got = append(got, e.Action)
@@ -397,7 +408,7 @@ func testEveryAdminActionIsAuditedOnce(t *testing.T, db storetest.System) {
 	if first := doc.Find("table.audit tbody tr td").Eq(3).Text(); first != portal.AuditNow+"reveal" {
 		t.Errorf("the audit page's first line is %q, want the newest", first)
 	}
-	if what := doc.Find("table.audit tbody tr").Eq(4).Find("td.what").Text(); what != "hidden: false → true" {
+	if what := doc.Find("table.audit tbody tr").Eq(8).Find("td.what").Text(); what != "hidden: false → true" {
 		t.Errorf("the team update says %q", what)
 	}
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -175,6 +176,12 @@ func (l *live) render(board []portal.Standing, points map[int64][][2]float64, st
 		}
 		if staff && b.Hidden {
 			rows[i].Hidden = true
+		}
+		// A disqualified team is struck on every board; its reason only
+		// on staff's (its own members see it on their pages).
+		rows[i].DQ = b.Disqualified
+		if staff {
+			rows[i].DQReason = b.DQReason
 		}
 	}
 	if v.event, err = json.Marshal(rows); err != nil {
@@ -419,6 +426,9 @@ type boardRow struct {
 	// some; Hidden on staff's board.
 	Bracket *string `json:"bracket,omitempty"`
 	Hidden  bool    `json:"hidden,omitempty"`
+	// DQ marks a disqualified team; DQReason is on staff's board only.
+	DQ       bool   `json:"dq,omitempty"`
+	DQReason string `json:"dq_reason,omitempty"`
 }
 
 // ownLine is a team's own live line, sent to its members during a freeze.
@@ -452,8 +462,9 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 	keep := time.NewTicker(KeepAliveEvery)
 	defer keep.Stop()
 	var (
-		lastKey string
-		lastOwn *ownLine
+		lastKey   string
+		lastEvent []byte
+		lastOwn   *ownLine
 	)
 	for {
 		next := s.live.next()
@@ -465,9 +476,14 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 			if err != nil {
 				return // the bracket is gone
 			}
+			// The same board is not sent again: during a freeze a repeat
+			// would tell the viewer that some team's job has just ended.
 			event := fmt.Appendf(nil, `{"frozen":%t,"rows":%s}`, b.frozen && !v.Admin(), view.event)
-			if st.sendJSON("board", event) != nil {
-				return
+			if !bytes.Equal(event, lastEvent) {
+				if st.sendJSON("board", event) != nil {
+					return
+				}
+				lastEvent = event
 			}
 			lastKey = b.key
 			if own, ok := b.own[v.TeamID]; ok && b.frozen && v.TeamID != 0 {

@@ -23,12 +23,11 @@ import (
 // calls it gone (workers beat every few seconds).
 const WorkerGone = 30 * time.Second
 
-// UnhealthyErrors is how many of a worker's last RecentJobs jobs may error
-// through the benchmarker's fault before it is shown as unhealthy.
-const (
-	RecentJobs      = 10
-	UnhealthyErrors = 3
-)
+// RecentJobs is how many of a worker's last jobs (since staff last cleared
+// its quarantine) the admin page counts; a worker whose faults among them
+// break the quarantine rule (portal.Faults) is unhealthy, and the portal
+// quarantines it.
+const RecentJobs = portal.QuarantineRecent
 
 // contest reads the contest; a portal whose admin has not set one up yet
 // has a contest with no problem.
@@ -66,6 +65,10 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) {
 			s.fail(w, r, v, err)
 			return
 		}
+	}
+	if data["Announcements"], data["Latest"], err = s.announcements(r.Context(), ContestAnnouncements); err != nil {
+		s.fail(w, r, v, err)
+		return
 	}
 	s.render(w, r, http.StatusOK, "contest", v, data)
 }
@@ -147,6 +150,11 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {
 			return
 		}
 		data["Team"], data["Members"] = t, members
+		if data["Tokens"], err = s.store.APITokens(r.Context(), v.TeamID); err != nil {
+			s.fail(w, r, v, err)
+			return
+		}
+		data["MaxTokens"] = portal.MaxAPITokens
 	}
 	s.render(w, r, http.StatusOK, "team", v, data)
 }
@@ -244,7 +252,7 @@ func (s *Server) teamJob(r *http.Request, v viewer) (portal.Job, error) {
 		return portal.Job{}, err
 	}
 	j, err := s.store.Job(r.Context(), id)
-	if err != nil || j.TeamID != v.TeamID {
+	if err != nil || j.TeamID != v.TeamID || j.Kind == portal.KindValidation { // teams never see validation runs
 		if err == nil || portal.ErrorCode(err) == portal.CodeNotFound {
 			return portal.Job{}, portal.Errorf(portal.CodeNotFound, "no such job")
 		}
@@ -310,7 +318,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
 		"Problems": s.cfg.Problems, "Teams": teams, "Members": members, "Workers": workers, "Accounts": len(accounts),
 		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
-		"Brackets": strings.Join(c.Settings.Brackets, ", "),
+		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
 	})
 }
 
@@ -336,16 +344,22 @@ func (s *Server) workers(r *http.Request) ([]workerView, error) {
 	out := make([]workerView, 0, len(ws))
 	for _, w := range ws {
 		wv := workerView{Worker: w, Gone: now.Sub(w.HeartbeatAt) > WorkerGone}
-		for _, j := range recent[w.Name] {
-			wv.Recent++
-			if j.State == portal.JobErrored && j.ErrorCode != portal.ReasonWorkerLost && j.ErrorCode != portal.ReasonCancelled {
-				wv.Errored++
-			}
-		}
-		wv.Unhealthy = wv.Errored >= UnhealthyErrors
+		wv.Recent = len(recent[w.Name])
+		wv.Errored, _, wv.Unhealthy = portal.Faults(recent[w.Name])
 		out = append(out, wv)
 	}
 	return out, nil
+}
+
+// anyHealthy reports whether a worker is live and not quarantined: one
+// that can take the queued jobs.
+func anyHealthy(ws []workerView) bool {
+	for _, w := range ws {
+		if !w.Gone && !w.Quarantined() {
+			return true
+		}
+	}
+	return false
 }
 
 // setContest is the admin's settings form: the problem, the load's

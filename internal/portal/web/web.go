@@ -3,10 +3,15 @@
 // live progress, the leaderboard with its chart (a board per bracket; frozen
 // for all but admins from the freeze to the reveal, each team still seeing
 // its own latest score), and the admin pages: settings, the timeline with
-// its "now" buttons, teams' places, jobs, workers, the audit log and its
-// JSON export, and the ceremony. Every admin action goes through the store
+// its "now" buttons, teams' places and disqualifications, jobs, workers
+// and their quarantine, the audit log and its JSON export, the validation
+// runs after the end, and the ceremony. Every admin action goes through the store
 // or the queue with the admin as its actor, which record it in the audit
 // log in the transaction that makes it.
+//
+// Staff post announcements (Markdown) and answer the teams' questions,
+// privately or published for every team (notices.go); every page's viewer
+// has an unread count, and open pages follow both over server-sent events.
 //
 // Pages are rendered on the server with html/template (every name and
 // message a team types is shown as text) and work without JavaScript; a
@@ -19,6 +24,12 @@
 // only through the team: another team's job id answers 404, as a job that
 // does not exist. Contestants' pages are rendered from portal.Job's
 // ForContestant view, so no staff log reaches their templates.
+//
+// Open data: a read-only JSON API under /api/v1/ (api.go) serves the public
+// board and its event stream to anyone, and a team's own jobs to the
+// bearer of one of its tokens (made on the team page; tokens count only
+// there, sessions never do); admins download the whole contest as one JSON
+// document (export.go).
 package web
 
 import (
@@ -92,8 +103,12 @@ type Server struct {
 	pages   map[string]*template.Template
 	limiter *limiter
 	live    *live
-	dummy   string // a password hash for unknown logins
+	notices *notices // announcements' and clarifications' changes (notices.go)
+	dummy   string   // a password hash for unknown logins
 	handler http.Handler
+
+	// apiBoards are the API's board documents, encoded once per change.
+	apiBoards apiBoards
 }
 
 // New makes a server; Run must run for its live pages to move.
@@ -120,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, store: cfg.Store, pages: pages, limiter: newLimiter(cfg.Now),
 		dummy: cfg.Passwords.DummyHash()}
 	s.live = newLive(cfg.Store, cfg.PollEvery, cfg.Now, cfg.Logger, s.boardRow)
+	s.notices = newNotices(cfg.Store, cfg.PollEvery, cfg.Logger)
 	s.handler = s.routes()
 	return s, nil
 }
@@ -144,6 +160,7 @@ func (s *Server) Run(ctx context.Context) {
 			}
 		}
 	}()
+	go s.notices.run(ctx)
 	s.live.run(ctx)
 }
 
@@ -185,6 +202,13 @@ func (s *Server) routes() http.Handler {
 	handle("POST /team", member, s.createTeam)
 	handle("POST /team/join", member, s.joinTeam)
 	handle("POST /team/target", inTeam, s.setTarget)
+	handle("POST /team/tokens", inTeam, s.createToken)
+	handle("POST /team/tokens/{id}/revoke", inTeam, s.revokeToken)
+
+	handle("GET /announcements", anyone, s.announcementsPage)
+	handle("GET /notices/events", anyone, s.noticeEvents)
+	handle("GET /clarifications", member, s.clarificationsPage)
+	handle("POST /clarifications", inTeam, s.ask)
 
 	handle("POST /jobs", inTeam, s.enqueue)
 	handle("GET /jobs", inTeam, s.jobsPage)
@@ -198,11 +222,28 @@ func (s *Server) routes() http.Handler {
 	handle("POST /admin/teams/{id}", admin, s.setTeamPlace)
 	handle("GET /admin/audit", admin, s.auditPage)
 	handle("GET /admin/audit.json", admin, s.auditExport)
+	handle("GET /admin/export.json", admin, s.contestExport)
 	handle("GET /admin/ceremony", admin, s.ceremonyPage)
+	handle("POST /admin/announcements", admin, s.announce)
+	handle("POST /admin/clarifications/{id}", admin, s.answer)
 	handle("GET /admin/jobs", admin, s.adminJobsPage)
 	handle("GET /admin/jobs/{id}", admin, s.adminJobPage)
 	handle("POST /admin/jobs/{id}/rerun", admin, s.rerun)
 	handle("POST /admin/jobs/{id}/cancel", admin, s.cancel)
+	handle("POST /admin/jobs/rerun-errored", admin, s.rerunErrored)
+	handle("GET /admin/validation", admin, s.validationPage)
+	handle("POST /admin/validation", admin, s.startValidation)
+	handle("POST /admin/validation/threshold", admin, s.setThreshold)
+	handle("POST /admin/teams/{id}/disqualify", admin, s.disqualify)
+	handle("POST /admin/teams/{id}/reinstate", admin, s.reinstate)
+	handle("POST /admin/workers/{name}/clear", admin, s.clearWorker)
+
+	// The read-only JSON API: tokens, not sessions (api.go).
+	mux.Handle("GET /api/v1/leaderboard", s.api(false, s.apiLeaderboard))
+	mux.Handle("GET /api/v1/leaderboard/events", s.api(false, s.apiLeaderboardEvents))
+	mux.Handle("GET /api/v1/jobs", s.api(true, s.apiJobs))
+	mux.Handle("GET /api/v1/jobs/{id}", s.api(true, s.apiJobByID))
+	mux.Handle("/api/", http.HandlerFunc(s.apiNotFound))
 
 	mux.Handle("/", s.guard(anyone, func(w http.ResponseWriter, r *http.Request, v viewer) {
 		s.fail(w, r, v, portal.Errorf(portal.CodeNotFound, "no such page"))
@@ -332,6 +373,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page s
 	}
 	data["Viewer"] = v
 	data["Path"] = r.URL.Path
+	data["Notice"] = s.noticeFor(r, v)
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
 		s.cfg.Logger.Error("rendering a page", "page", page, "err", err)

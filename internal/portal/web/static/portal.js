@@ -33,13 +33,24 @@ function watchBoard(table, changed) {
       const tr = document.createElement("tr");
       if (own && String(r.team_id) === own) tr.className = "own";
       else if (r.hidden) tr.className = "hidden-team";
-      const cells = [r.rank || "—", r.hidden ? r.team + " (hidden)" : r.team];
+      if (r.dq) tr.classList.add("dq");
+      const cells = [r.dq ? "DQ" : (r.rank || "—"), r.team];
       if (brackets) cells.push(r.bracket || "");
       cells.push(r.passed ? Math.round(r.score) : "—", r.runs);
       cells.forEach((c, i) => {
         const td = document.createElement("td");
         if (i >= cells.length - 2) td.className = "num";
-        td.textContent = String(c);
+        // A disqualified team's name and score are struck, as on the
+        // page the server renders.
+        const struck = r.dq && (i === 1 || (i === cells.length - 2 && r.passed));
+        (struck ? td.appendChild(document.createElement("s")) : td).textContent = String(c);
+        if (i === 1 && r.hidden) td.append(" (hidden)");
+        if (i === 1 && r.dq) {
+          const note = document.createElement("small");
+          note.className = "dq-note";
+          note.textContent = r.dq_reason ? "(disqualified: " + r.dq_reason + ")" : "(disqualified)";
+          td.append(" ", note);
+        }
         tr.appendChild(td);
       });
       fresh.appendChild(tr);
@@ -97,6 +108,77 @@ async function drawChart(el) {
   el.dataset.points = String(times.length);
 }
 
+// Announcements and clarifications, on every page: "notices" events
+// ({latest, unread, unanswered, clarifications}) set the counts, and when
+// a list on the page shows something older it is read again from the
+// server (the page's own address) and put in place. A list whose forms are
+// being typed in is left alone: a note offers a reload instead.
+function watchNotices() {
+  const es = new EventSource("/notices/events");
+  let busy = false, again = false;
+  const setCounts = (name, n) => {
+    for (const el of document.querySelectorAll(`[data-count=${name}]`)) el.textContent = String(n);
+    for (const el of document.querySelectorAll(`.badge[data-count=${name}]`)) el.hidden = !n;
+    if (name === "unread") {
+      const banner = document.getElementById("notice-banner");
+      if (banner) banner.hidden = !n;
+    }
+  };
+  const stale = (n) => {
+    const out = [];
+    const ann = document.getElementById("announcements");
+    if (ann && ann.dataset.latest !== String(n.latest)) out.push(ann);
+    const clar = document.getElementById("clarifications");
+    if (clar && n.clarifications !== undefined && clar.dataset.key !== n.clarifications) out.push(clar);
+    return out;
+  };
+  const refresh = async (n) => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      let lists = stale(n).filter((el) => {
+        if (!el.dataset.dirty) return true;
+        const note = document.getElementById(el.id + "-changed");
+        if (note) note.hidden = false;
+        return false;
+      });
+      if (!lists.length) return;
+      const res = await fetch(location.pathname + location.search, { credentials: "same-origin" });
+      if (!res.ok) return;
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      for (const el of lists) {
+        const fresh = doc.getElementById(el.id);
+        if (fresh) el.replaceWith(document.importNode(fresh, true));
+      }
+      // Reading the announcements page marks them read: its counts now.
+      for (const name of ["unread", "unanswered"]) {
+        const c = doc.querySelector(`[data-count=${name}]`);
+        if (c) setCounts(name, +c.textContent);
+      }
+    } finally {
+      busy = false;
+      if (again) { again = false; refresh(last); }
+    }
+  };
+  let last = null;
+  es.addEventListener("notices", (e) => {
+    last = JSON.parse(e.data);
+    setCounts("unread", last.unread);
+    setCounts("unanswered", last.unanswered);
+    refresh(last);
+  });
+  // Typing in a live list's form holds its updates back.
+  document.addEventListener("input", (e) => {
+    const list = e.target.closest && e.target.closest("[data-live-list]");
+    if (list) list.dataset.dirty = "1";
+  });
+  // A canned answer, chosen, fills the answer's box.
+  document.addEventListener("change", (e) => {
+    if (!e.target.matches || !e.target.matches("form.answer-form select[name=canned]") || !e.target.value) return;
+    e.target.form.querySelector("textarea[name=answer]").value = e.target.value;
+  });
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   const chartEl = document.getElementById("chart");
   if (chartEl) drawChart(chartEl);
@@ -105,4 +187,5 @@ document.addEventListener("DOMContentLoaded", () => {
   if (job) watchJob(job);
   const board = document.querySelector("table.board[data-live]");
   if (board) watchBoard(board, () => { if (chartEl) drawChart(chartEl); });
+  watchNotices();
 });
