@@ -119,6 +119,7 @@ type Agent struct {
 	clock    Clock
 	skew     *skew                  // learns the target's clock from Dates; nil during the load
 	host     atomic.Pointer[string] // SetHost's; nil: the target's
+	links    atomic.Pointer[linksMemo]
 }
 
 // NewAgent returns a standalone agent for base (for tests and tools); inside a

@@ -95,7 +95,7 @@ func AssetLinks(res *Response) ([]string, error) {
 // page read with its assets verified), never from asset requests, which an
 // app can multiply and which good caching avoids.
 func (a *Agent) FetchAssets(ctx context.Context, page *Response) error {
-	links, err := AssetLinks(page)
+	links, err := a.assetLinks(page)
 	if err != nil {
 		return err
 	}
@@ -126,6 +126,27 @@ func (a *Agent) FetchAssets(ctx context.Context, page *Response) error {
 		}
 	}
 	return nil
+}
+
+// linksMemo is the asset links of the last page an agent fetched assets for.
+type linksMemo struct {
+	url, body string
+	links     []string
+}
+
+// assetLinks is AssetLinks, remembering the last page's: a user who opens a
+// page again unchanged (a single-page app's shell, each session) costs no
+// second parse.
+func (a *Agent) assetLinks(page *Response) ([]string, error) {
+	u := page.URL.String()
+	if m := a.links.Load(); m != nil && m.url == u && m.body == string(page.Body) {
+		return m.links, nil
+	}
+	links, err := AssetLinks(page)
+	if err == nil {
+		a.links.Store(&linksMemo{url: u, body: string(page.Body), links: links})
+	}
+	return links, err
 }
 
 func (a *Agent) fetchAsset(ctx context.Context, p, want string) error {

@@ -90,6 +90,50 @@ func TestFetchAssetsVerifiesEveryFetch(t *testing.T) {
 	}
 }
 
+// TestFetchAssetsFollowsAChangedPage: an agent remembers the last page's
+// asset links, and a page that changed, however little, is read again.
+func TestFetchAssetsFollowsAChangedPage(t *testing.T) {
+	t.Parallel()
+	files := fstest.MapFS{"a.css": {Data: []byte("a{}")}}
+	manifest, err := engine.ManifestFromFS(files, ".", "/static")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var extra atomic.Pointer[string]
+	none := ""
+	extra.Store(&none)
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			fmt.Fprintf(w, `<html><head><link rel="stylesheet" href="/static/a.css">%s</head></html>`, *extra.Load())
+			return
+		}
+		http.StripPrefix("/static/", http.FileServerFS(files)).ServeHTTP(w, r)
+	}))
+	a := engine.NewAgent(target, engine.AgentConfig{}, manifest)
+	load := func() error {
+		res, err := a.Get(context.Background(), "GET /", "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.FetchAssets(context.Background(), res)
+	}
+	for range 2 {
+		if err := load(); err != nil {
+			t.Fatalf("the same page twice: %v", err)
+		}
+	}
+	unknown := `<script src="/static/b.js"></script>`
+	extra.Store(&unknown)
+	var e *engine.Error
+	if err := load(); !errors.As(err, &e) || e.Code != "asset-unknown" {
+		t.Fatalf("a changed page's new asset: got %v, want asset-unknown", err)
+	}
+	extra.Store(&none)
+	if err := load(); err != nil {
+		t.Fatalf("the page back as it was: %v", err)
+	}
+}
+
 func TestManifestFromSums(t *testing.T) {
 	m, err := engine.ManifestFromSums(strings.Repeat("a", 64)+"  css/x.css\n"+strings.Repeat("b", 64)+"  img/y.png\n", "/static")
 	if err != nil || len(m) != 2 || m["/static/css/x.css"] != strings.Repeat("a", 64) {
