@@ -170,7 +170,7 @@ func (m *model) hostOf(label string) string { return label + m.host }
 
 // token returns a token of role for aud and sub, valid for tokenLife from now (made once, then kept).
 func (m *model) token(aud, role, sub string, now time.Time) (string, error) {
-	key := aud + "\x00" + role + "\x00" + sub
+	key := seatKey(aud, role, sub)
 	m.tokMu.Lock()
 	tok, ok := m.tokens[key]
 	m.tokMu.Unlock()

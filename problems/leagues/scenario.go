@@ -169,8 +169,16 @@ func NewScenario() (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := newModel(cfg, in, key)
+	path, err := seatTokensPath()
+	if err != nil {
+		path = "" // no cache directory: signed for this run alone
+	}
+	if err := m.loadSeatTokens(path, time.Now()); err != nil {
+		return nil, fmt.Errorf("the tokens of the initial seats: %w", err)
+	}
 	return &Scenario{
-		m: newModel(cfg, in, key),
+		m: m,
 		mix: engine.NewMix(engine.Share{Role: rolePlayer, Weight: sharePlayer},
 			engine.Share{Role: roleOrganizer, Weight: shareOrganizer}, engine.Share{Role: roleAdmin, Weight: shareAdmin}),
 		manifest: Manifest(),
