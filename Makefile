@@ -53,15 +53,17 @@ scores: deps deps-system ## starting scores of every language and store, as a Ma
 	$(GO) run ./tools/scores -problem $(PROBLEM)
 
 RUNS ?= 5
+# PIN=1: headroom and stability run the app and the benchmarker on separate halves of the CPUs; PIN=0: they share them.
+PIN ?= 1
 
 stability: deps ## PROBLEM's reference and tuned apps RUNS times each (seeds 1..RUNS): scores, mean, stdev, CV
-	$(GO) run ./tools/stability -problem $(PROBLEM) -runs $(RUNS)
+	$(GO) run ./tools/stability -problem $(PROBLEM) -runs $(RUNS) -pin=$(PIN)
 
 portal-perf: deps ## the portal under 600 teams' browsers and 50 workers: p50/p99 of each page
 	$(GO) run ./tools/portalperf $(PORTAL_PERF_FLAGS)
 
 headroom: deps ## benchmark PROBLEM's reference and tuned apps side by side (spoiler)
-	$(GO) run ./tools/headroom -problem $(PROBLEM)
+	$(GO) run ./tools/headroom -problem $(PROBLEM) -pin=$(PIN)
 
 new-problem: ## create problems/NAME from the skeleton and register it (make new-problem NAME=x)
 	@if [ -z "$(NAME)" ]; then echo "usage: make new-problem NAME=x (lowercase letters and digits, starting with a letter)" >&2; exit 2; fi

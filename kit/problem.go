@@ -162,6 +162,11 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 		}
 		cmd = exec.Command(bin)
 	}
+	if cfg.CPUs != "" {
+		if cmd, err = launch.Pin(cmd, cfg.CPUs); err != nil {
+			return nil, err
+		}
+	}
 	cmd.Dir = appDir
 	e := strings.ToUpper(p.Name)
 	env := append([]string{e + "_ADDR=" + cfg.Addr, e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB}, dataEnv...)
@@ -227,6 +232,9 @@ func (p Problem) ensureData(webapp string, log io.Writer) ([]string, error) {
 func (p Problem) serveInProcess(cfg ServeConfig) (*App, error) {
 	if cfg.DB != "" {
 		return nil, fmt.Errorf("problem %s keeps its data in memory and takes no database", p.Name)
+	}
+	if cfg.CPUs != "" {
+		return nil, fmt.Errorf("problem %s serves its app inside this process, which cannot be pinned to other CPUs", p.Name)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

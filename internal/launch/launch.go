@@ -42,6 +42,10 @@ type Config struct {
 	// Env adds NAME=VALUE variables to the app's environment (tests use it
 	// to keep an app's own files in their scratch directory).
 	Env []string
+	// CPUs, if set, are the only CPUs the app and its children may run on,
+	// as taskset lists them ("1", "2,3"); the measuring tools put the app
+	// and the benchmarker on separate CPUs this way.
+	CPUs string
 }
 
 // App is a running app.
@@ -66,6 +70,20 @@ func BuildGo(ctx context.Context, dir, out string, log io.Writer) error {
 		return fmt.Errorf("building %s: %w", dir, err)
 	}
 	return nil
+}
+
+// Pin returns cmd to be run by taskset on the given CPUs only (a list as
+// taskset takes it: "1", "2,3"), so that the app and every process it
+// starts stay off the others. taskset execs the app in its place, so the
+// process, its group and its signals are the app's own.
+func Pin(cmd *exec.Cmd, cpus string) (*exec.Cmd, error) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		return nil, fmt.Errorf("pinning the app to CPUs %s needs taskset (Debian package util-linux): %w", cpus, err)
+	}
+	pinned := exec.Command(taskset, append([]string{"--cpu-list", cpus, cmd.Path}, cmd.Args[1:]...)...)
+	pinned.Dir, pinned.Env = cmd.Dir, cmd.Env
+	return pinned, nil
 }
 
 // listening is the line every reference app logs once it accepts requests.

@@ -14,7 +14,7 @@ import (
 )
 
 func main() {
-	ctx, stop, tool := measure.Setup("headroom")
+	ctx, stop, tool := measure.Setup("headroom", true)
 	defer stop()
 	p := tool.Problem
 	if p.Tuned == "" {

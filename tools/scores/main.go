@@ -18,7 +18,7 @@ import (
 )
 
 func main() {
-	ctx, stop, tool := measure.Setup("scores")
+	ctx, stop, tool := measure.Setup("scores", false)
 	defer stop()
 	p := tool.Problem
 	dir, err := os.MkdirTemp("", "scores")

@@ -18,7 +18,7 @@ import (
 
 func main() {
 	runs := flag.Int("runs", 5, "runs of each app")
-	ctx, stop, tool := measure.Setup("stability")
+	ctx, stop, tool := measure.Setup("stability", true)
 	defer stop()
 	p := tool.Problem
 	if *runs < 2 {

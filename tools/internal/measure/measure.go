@@ -20,26 +20,38 @@ import (
 	"github.com/tunecon/tunecon/problems"
 )
 
-// Tool is a measuring tool's setup: its problem, the repository root, and
-// the load and seed of every run.
+// Tool is a measuring tool's setup: its problem, the repository root, the
+// load and seed of every run, and the CPUs its apps run on.
 type Tool struct {
 	Name     string
 	Problem  kit.Problem
 	Root     string
 	Duration time.Duration
 	Seed     uint64
+	// AppCPUs, when set, are the only CPUs the apps run on; the tool, and
+	// so the benchmarker, runs on the others (see pin).
+	AppCPUs string
 }
 
-// Setup parses the common flags (-problem, -duration, -seed), tunes the
-// runtime as the tunecon command does, and returns the tool and a context
-// that ends on Ctrl-C.
-func Setup(name string) (context.Context, context.CancelFunc, *Tool) {
+// Setup parses the common flags (-problem, -duration, -seed, -pin), tunes
+// the runtime as the tunecon command does, and returns the tool and a
+// context that ends on Ctrl-C. With -pin (on by default when pinByDefault)
+// it may first run the tool again on the benchmarker's half of the CPUs
+// (see pin). A tool that starts database servers does not pin by default:
+// they would run on the benchmarker's CPUs.
+func Setup(name string, pinByDefault bool) (context.Context, context.CancelFunc, *Tool) {
 	problem := flag.String("problem", "blog", "problem to measure")
 	duration := flag.Duration("duration", engine.DefaultLoadDuration, "load duration of each run")
 	seed := flag.Uint64("seed", 1, "seed of every run")
+	pinned := flag.Bool("pin", pinByDefault, "run the apps and the benchmarker on separate halves of this machine's CPUs, as a contest runs them on separate machines")
 	flag.Parse()
 	cli.TuneRuntime()
 	t := &Tool{Name: name, Duration: *duration, Seed: *seed}
+	if *pinned {
+		t.AppCPUs = t.pin()
+	} else {
+		fmt.Println("not pinned: the apps and the benchmarker share every CPU")
+	}
 	p, ok := problems.Lookup(*problem)
 	if !ok {
 		t.Fail(fmt.Errorf("no problem %q", *problem))
@@ -57,7 +69,7 @@ func Setup(name string) (context.Context, context.CancelFunc, *Tool) {
 // writes the run's summary to summary and its app's output to stderr, and
 // exits on an error that left no result.
 func (t *Tool) Try(ctx context.Context, lang, db string, summary io.Writer) *engine.Result {
-	res, err := kit.Try(ctx, t.Problem, kit.ServeConfig{Lang: lang, DB: db, Root: t.Root, Log: os.Stderr},
+	res, err := kit.Try(ctx, t.Problem, kit.ServeConfig{Lang: lang, DB: db, Root: t.Root, Log: os.Stderr, CPUs: t.AppCPUs},
 		engine.WithLoadDuration(t.Duration), engine.WithSeed(t.Seed))
 	if res != nil {
 		_ = res.WriteSummary(summary)
