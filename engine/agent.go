@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -241,12 +242,23 @@ func (a *Agent) Expect(ctx context.Context, endpoint, path string, form url.Valu
 // transport failures and oversized bodies ClassApplication, and a request cut
 // off because ctx ended wraps ErrCutOff.
 func (a *Agent) Do(ctx context.Context, endpoint, method, path string, header http.Header, body []byte) (*Response, error) {
-	return a.do(ctx, endpoint, method, path, header, body, false)
+	return a.do(ctx, endpoint, method, path, header, body, false, 0)
+}
+
+// DoWithin is Do with a time limit of its own, in place of the agent's
+// FirstByteTimeout and RequestTimeout: for a request the scenario's rules
+// allow longer, such as a report.
+func (a *Agent) DoWithin(ctx context.Context, limit time.Duration, endpoint, method, path string, header http.Header, body []byte) (*Response, error) {
+	if limit <= 0 {
+		return nil, Internalf("bad-limit", "a request's own time limit must be positive, got %s", limit)
+	}
+	return a.do(ctx, endpoint, method, path, header, body, false, limit)
 }
 
 // do is Do; asset marks a page's asset, which the run accounts apart from
-// the scored actions' requests.
-func (a *Agent) do(ctx context.Context, endpoint, method, path string, header http.Header, body []byte, asset bool) (*Response, error) {
+// the scored actions' requests; limit, if not 0, is the request's own time
+// limit (see DoWithin).
+func (a *Agent) do(ctx context.Context, endpoint, method, path string, header http.Header, body []byte, asset bool, limit time.Duration) (*Response, error) {
 	u, err := a.resolve(path)
 	if err != nil {
 		return nil, Internalf("bad-path", "cannot resolve %q: %v", path, err)
@@ -275,7 +287,7 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 			return res, nil
 		}
 	}
-	rq := wireRequest{method: method, u: u, host: host, header: header, body: body, ua: a.cfg.UserAgent}
+	rq := wireRequest{method: method, u: u, host: host, header: header, body: body, ua: a.cfg.UserAgent, limit: limit}
 	if jar := a.jar.Load(); jar != nil {
 		rq.cookie = cookieHeader(jar.Cookies(site))
 	}
@@ -290,7 +302,7 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 			e.Request, e.URL = endpoint, u.String()
 			return nil, e
 		}
-		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent), asset)
+		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent), asset, limit)
 	}
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
@@ -401,8 +413,8 @@ func (a *Agent) jarFor() *cookiejar.Jar {
 }
 
 // failed classifies a request's transport error and records it.
-func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration, asset bool) *Error {
-	e := a.classify(ctx, endpoint, u, err, took)
+func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration, asset bool, limit time.Duration) *Error {
+	e := a.classify(ctx, endpoint, u, err, took, limit)
 	a.rec.failed(endpoint, took, e.Class == ClassTimeout, asset)
 	return e
 }
@@ -411,8 +423,9 @@ func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err err
 // happened, and the limit it passed. The message is the same for every
 // request that failed the same way (contestants see each distinct message
 // once, with a count); the staff log's detail adds how long this request took.
-// ctx is the caller's context: its end cuts the request off.
-func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration) *Error {
+// ctx is the caller's context: its end cuts the request off; own, if not 0,
+// is the request's own time limit.
+func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err error, took, own time.Duration) *Error {
 	e := &Error{Request: endpoint, URL: u.String(), Class: ClassApplication, Code: "connection",
 		Detail: fmt.Errorf("after %s: %w", took.Round(time.Millisecond), err)}
 	var we *wireError
@@ -438,10 +451,10 @@ func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err e
 		e.Message = fmt.Sprintf("no TLS handshake within %s", a.cfg.ConnectTimeout)
 	case limit == limitHeaders:
 		e.Class, e.Code = ClassTimeout, "timeout"
-		e.Message = fmt.Sprintf("no response headers within %s", a.cfg.FirstByteTimeout)
+		e.Message = fmt.Sprintf("no response headers within %s", cmp.Or(own, a.cfg.FirstByteTimeout))
 	case limit == limitWhole:
 		e.Class, e.Code = ClassTimeout, "timeout"
-		e.Message = fmt.Sprintf("no complete response within %s", a.cfg.RequestTimeout)
+		e.Message = fmt.Sprintf("no complete response within %s", cmp.Or(own, a.cfg.RequestTimeout))
 	case errors.Is(err, syscall.ECONNREFUSED):
 		e.Message = "connection refused"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):

@@ -150,7 +150,7 @@ func (a *Agent) assetLinks(page *Response) ([]string, error) {
 }
 
 func (a *Agent) fetchAsset(ctx context.Context, p, want string) error {
-	res, err := a.do(ctx, "GET "+p, http.MethodGet, p, nil, nil, true)
+	res, err := a.do(ctx, "GET "+p, http.MethodGet, p, nil, nil, true, 0)
 	if err != nil {
 		return err
 	}

@@ -39,6 +39,10 @@ const (
 	// arrivingLateShare is the share of late ticks, in one interval, that
 	// stops users still arriving.
 	arrivingLateShare = 5 * maxLateShare
+	// filesShare is the share of its open-files limit the benchmarker may
+	// expect to use when it adds users, at the files per user it uses now:
+	// the rest is its margin for the connections new users open at once.
+	filesShare = 0.8
 	// minStepShare is the smallest step up, as a share of Growth: the step
 	// after the target fell behind or came near a limit.
 	minStepShare = 1.0 / 16
@@ -218,6 +222,23 @@ type controller struct {
 	step    float64       // the next step up, as a fraction of the users
 	recent  []window      // the intervals since the last change, the newest last, at most Evidence
 	fastest time.Duration // the lowest mean response over a whole evidence so far
+	files   fileUse       // the benchmarker's open files at the latest decision
+}
+
+// fileUse is how many files the benchmarker has open and may open; a zero
+// limit is unknown.
+type fileUse struct{ open, limit int }
+
+// fileRoom is how many users may be added before the benchmarker's open
+// files, at as many per user as now, pass filesShare of its limit; -1 when
+// that is unknown. Each user holds its connections (and a page's assets open
+// more at once): past the limit, connections fail in the benchmarker.
+func (c *controller) fileRoom(users int) int {
+	f := c.files
+	if f.limit == 0 || f.open == 0 || users == 0 {
+		return -1
+	}
+	return max(0, int(float64(users)*filesShare*float64(f.limit)/float64(f.open))-users)
 }
 
 func newController(p LoadPolicy) *controller {
@@ -303,6 +324,14 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		why += "; the benchmarker's timers came late now and then: smallest step"
 	}
 	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
+	if room := c.fileRoom(users); room >= 0 && add > room {
+		if room == 0 {
+			return c.hold("benchmarker", fmt.Sprintf("the benchmarker has %d of its %d open files in use; it adds users only while they would stay under %.0f%%",
+				c.files.open, c.files.limit, 100*filesShare))
+		}
+		add = room
+		why += fmt.Sprintf("; as many as the benchmarker's open files allow (%d of %d in use)", c.files.open, c.files.limit)
+	}
 	c.step = min(2*c.step, p.Growth)
 	c.recent = c.recent[:0]
 	return add, Grow, "", why

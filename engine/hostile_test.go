@@ -192,3 +192,36 @@ func TestWatchdogEndsAPhaseThatIgnoresItsDeadline(t *testing.T) {
 		t.Errorf("the watchdog's error was charged: %+v", res.Errors)
 	}
 }
+
+// A request with a limit of its own waits that long, for its headers and
+// for its whole, where the agent's limits would have given up; and its
+// timeout names that limit.
+func TestDoWithinReplacesTheAgentsLimits(t *testing.T) {
+	t.Parallel()
+	slow := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // headers after 1 s: past the agent's 300 ms and 700 ms
+		case <-r.Context().Done():
+			return
+		case <-time.After(time.Second):
+		}
+		_, _ = w.Write([]byte("report"))
+	})).String()
+	a := engine.NewAgent(mustURL(t, slow), agentTimeouts, nil)
+	defer a.Close()
+	ctx := context.Background()
+	if _, err := a.Do(ctx, "GET /", http.MethodGet, "/", nil, nil); err == nil {
+		t.Fatal("the agent's own limits let a 1 s answer through")
+	}
+	res, err := a.DoWithin(ctx, 3*time.Second, "GET /", http.MethodGet, "/", nil, nil)
+	if err != nil || string(res.Body) != "report" {
+		t.Fatalf("within 3 s: %v, %v", res, err)
+	}
+	var e *engine.Error
+	_, err = a.DoWithin(ctx, 500*time.Millisecond, "GET /", http.MethodGet, "/", nil, nil)
+	if !errors.As(err, &e) || e.Class != engine.ClassTimeout || !strings.Contains(e.Message, "within 500ms") {
+		t.Errorf("within 500 ms: got %v, want a timeout that names 500ms", err)
+	}
+	if _, err := a.DoWithin(ctx, 0, "GET /", http.MethodGet, "/", nil, nil); !errors.As(err, &e) || e.Class != engine.ClassInternal {
+		t.Errorf("a zero limit: got %v, want the scenario's fault", err)
+	}
+}

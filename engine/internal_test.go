@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -225,6 +226,40 @@ func checkGrowth(t *testing.T, c *controller, steps []growthStep) {
 	}
 }
 
+// TestControllerMindsItsOpenFiles: the users grow only as far as the
+// benchmarker's open files allow at as many per user as now, and hold, as
+// its own limit, when no more would fit; an unknown limit bounds nothing.
+func TestControllerMindsItsOpenFiles(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 4, Evidence: 1, Growth: 1, MaxUsers: 100_000}.withDefaults()
+	ok := window{Requests: 1000, Answered: 1000, Latency: 1000 * time.Millisecond}
+	for _, c := range []struct {
+		name        string
+		files       fileUse
+		users, want int
+		kind, cause string
+	}{
+		{"unknown", fileUse{}, 1000, 1000, Grow, "healthy"},
+		{"plenty", fileUse{open: 2000, limit: 20_000}, 1000, 1000, Grow, "healthy"},
+		// 1,000 users hold 15,000 files: 16,000 (80% of 20,000) is room for 66 more.
+		{"nearly full", fileUse{open: 15_000, limit: 20_000}, 1000, 66, Grow, "as many as the benchmarker's open files allow (15000 of 20000 in use)"},
+		{"full", fileUse{open: 16_000, limit: 20_000}, 1000, 0, Hold, "16000 of its 20000 open files in use"},
+	} {
+		ctl := newController(p)
+		ctl.files = c.files
+		delta, kind, reason, cause := ctl.decide(ok, c.users, false)
+		if delta != c.want || kind != c.kind || !strings.Contains(cause, c.cause) {
+			t.Errorf("%s: %+d %s %q; want %+d %s %q", c.name, delta, kind, cause, c.want, c.kind, c.cause)
+		}
+		if kind == Hold && reason != "benchmarker" {
+			t.Errorf("%s: held for %q, want the benchmarker's own limits", c.name, reason)
+		}
+	}
+	if f := openFiles(); runtime.GOOS == "linux" && (f.open < 3 || f.limit < f.open) {
+		t.Errorf("this process's open files: %+v", f)
+	}
+}
+
 // TestControllerKnee: once the mean response time passes a quarter of
 // SlowRequest, or four times the fastest mean seen, though no request is yet
 // slow, the target is near its capacity, and the controller takes its
@@ -297,7 +332,7 @@ func TestOutOfOpenFilesIsTheBenchmarkers(t *testing.T) {
 	a := &Agent{cfg: AgentConfig{}.withDefaults()}
 	u, _ := url.Parse("http://127.0.0.1:1/")
 	err := &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}
-	e := a.classify(context.Background(), "GET /", u, &wireError{stage: stageConnect, err: err}, time.Millisecond)
+	e := a.classify(context.Background(), "GET /", u, &wireError{stage: stageConnect, err: err}, time.Millisecond, 0)
 	if e.Class != ClassInternal || e.Code != "open-files" {
 		t.Errorf("class %s code %s: %s", e.Class, e.Code, e.Message)
 	}

@@ -504,6 +504,7 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 		w := cur.minus(last)
 		last = cur
 		users := pool.size()
+		ctl.files = openFiles()
 		delta, kind, reason, cause := ctl.decide(w, users, r.b.clock.Now().Before(arrived))
 		if kind == wait {
 			continue

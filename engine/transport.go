@@ -3,6 +3,7 @@ package engine
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"crypto/tls"
@@ -252,6 +253,8 @@ type wireRequest struct {
 	cookie string // the jar's cookies for u, "name=value; ..."
 	// A cached response's validators, for a conditional request.
 	ifNoneMatch, ifModifiedSince string
+	// limit, if not 0, replaces FirstByteTimeout and RequestTimeout.
+	limit time.Duration
 }
 
 // wireResponse is a complete response.
@@ -267,7 +270,7 @@ func (t *transport) roundTrip(ctx context.Context, rq *wireRequest) (wireRespons
 		return wireResponse{}, err
 	}
 	start := time.Now()
-	whole := start.Add(t.cfg.RequestTimeout)
+	whole := start.Add(cmp.Or(rq.limit, t.cfg.RequestTimeout))
 	h := t.hostFor(rq.u)
 	replayable := (rq.method == http.MethodGet || rq.method == http.MethodHead) && len(rq.body) == 0
 	for {
@@ -544,7 +547,7 @@ func (t *transport) exchange(ctx context.Context, c *conn, rq *wireRequest, whol
 
 	// Response headers.
 	headersLimit := limitWhole
-	if hd := time.Now().Add(t.cfg.FirstByteTimeout); hd.Before(whole) {
+	if hd := time.Now().Add(cmp.Or(rq.limit, t.cfg.FirstByteTimeout)); hd.Before(whole) {
 		headersLimit = limitHeaders
 		_ = c.nc.SetReadDeadline(hd)
 	}

@@ -181,10 +181,18 @@ func private(res *engine.Response) error {
 		res.Header.Get(privateCacheHeader), res.StatusCode)
 }
 
+// send sends one API request: a bill, a report, within reportTimeout, any other within the agent's limits.
+func send(ctx context.Context, a *engine.Agent, endpoint, method, path string, header http.Header, body []byte) (*engine.Response, error) {
+	if endpoint == epAdminBilling || endpoint == epOrgBilling {
+		return a.DoWithin(ctx, reportTimeout, endpoint, method, path, header, body)
+	}
+	return a.Do(ctx, endpoint, method, path, header, body)
+}
+
 // call sends one API request and checks the answer's status (a wrong one is an application error) and what
 // every answer carries; out, if not nil, receives the JSON body of a 200.
 func call(ctx context.Context, a *engine.Agent, endpoint, method, path string, header http.Header, body []byte, status int, out any) (*engine.Response, error) {
-	res, err := a.Do(ctx, endpoint, method, path, header, body)
+	res, err := send(ctx, a, endpoint, method, path, header, body)
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +210,7 @@ func call(ctx context.Context, a *engine.Agent, endpoint, method, path string, h
 // refused sends a request the app must refuse with status: an answer of any other status is a violation (a
 // token or a role let through, a disqualified player served, an upload accepted after the finish).
 func refused(ctx context.Context, a *engine.Agent, endpoint, method, path string, header http.Header, body []byte, status int, why string) (*engine.Response, error) {
-	res, err := a.Do(ctx, endpoint, method, path, header, body)
+	res, err := send(ctx, a, endpoint, method, path, header, body)
 	if err != nil {
 		return nil, err
 	}

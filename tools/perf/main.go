@@ -185,8 +185,9 @@ func measure() error {
 	}
 	// Before the target starts, so that it inherits the limit too: it holds
 	// the other end of every idle user's connection.
-	if err := raiseFileLimit(uint64(idleCounts[len(idleCounts)-1]) + 256); err != nil {
-		return err
+	files := uint64(idleCounts[len(idleCounts)-1]) + 256
+	if err := cli.RaiseFileLimit(files); err != nil {
+		return fmt.Errorf("the idle-user measure needs %d open files: %w; run `ulimit -n %d` first, or make perf as root", files, err, files)
 	}
 	self, err := os.Executable()
 	if err != nil {
