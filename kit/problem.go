@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -19,7 +20,7 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/launch"
+	"github.com/tunecon/tunecon/kit/launch"
 )
 
 // Store names. The first of a problem's Stores is its embedded default.
@@ -58,8 +59,9 @@ type Problem struct {
 	// portal shows it to contestants.
 	ManualText string `json:"-"`
 
-	// NewScenario returns a fresh scenario for one run.
-	NewScenario func() (engine.Scenario, error) `json:"-"`
+	// NewScenario returns a fresh scenario for one run, given what the
+	// machine offers it (env).
+	NewScenario func(env Env) (engine.Scenario, error) `json:"-"`
 	// Data writes the initial data's SQL dump at path unless it is current,
 	// and reports whether it wrote. Nil for a problem without a dump.
 	Data func(path string) (bool, error) `json:"-"`
@@ -78,11 +80,42 @@ type Problem struct {
 	Services func(ctx context.Context) (env []string, stop func() error, err error) `json:"-"`
 }
 
-// Constructor adapts a problem's own scenario constructor to the
-// descriptor's NewScenario.
-func Constructor[S engine.Scenario](f func() (S, error)) func() (engine.Scenario, error) {
-	return func() (engine.Scenario, error) {
-		s, err := f()
+// Env is what a scenario may take from the machine it runs on. kit hands it
+// in, so that no problem reads the environment or picks paths itself.
+type Env struct {
+	// CacheDir is a directory the scenario may keep files in from one run
+	// to the next (made when first written); "" keeps nothing.
+	CacheDir string
+}
+
+// CacheDirVar names the variable that chooses Env.CacheDir.
+const CacheDirVar = "TUNECON_CACHE_DIR"
+
+// MachineEnv returns the Env of this machine: CacheDir is $TUNECON_CACHE_DIR,
+// else tunecon/ in the user's cache directory (~/.cache/tunecon on Linux),
+// else "" when the user has none.
+func MachineEnv(getenv func(string) string) Env {
+	if dir := getenv(CacheDirVar); dir != "" {
+		return Env{CacheDir: dir}
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return Env{}
+	}
+	return Env{CacheDir: filepath.Join(base, "tunecon")}
+}
+
+// Constructor adapts a problem's own scenario constructor, which needs
+// nothing of the machine, to the descriptor's NewScenario.
+func Constructor[S engine.Scenario](f func() (S, error)) func(Env) (engine.Scenario, error) {
+	return EnvConstructor(func(Env) (S, error) { return f() })
+}
+
+// EnvConstructor adapts a problem's own scenario constructor that takes the
+// machine's Env to the descriptor's NewScenario.
+func EnvConstructor[S engine.Scenario](f func(Env) (S, error)) func(Env) (engine.Scenario, error) {
+	return func(env Env) (engine.Scenario, error) {
+		s, err := f(env)
 		if err != nil {
 			return nil, err
 		}
@@ -100,9 +133,16 @@ func (p Problem) ServeLangs() []string {
 	return out
 }
 
-// Scenario returns a fresh scenario, or an error naming the problem.
+// Scenario returns a fresh scenario on this machine's Env (MachineEnv), or
+// an error naming the problem.
 func (p Problem) Scenario() (engine.Scenario, error) {
-	s, err := p.NewScenario()
+	return p.ScenarioIn(MachineEnv(os.Getenv))
+}
+
+// ScenarioIn returns a fresh scenario given env, or an error naming the
+// problem.
+func (p Problem) ScenarioIn(env Env) (engine.Scenario, error) {
+	s, err := p.NewScenario(env)
 	if err != nil {
 		return nil, fmt.Errorf("%s: preparing the scenario: %w", p.Name, err)
 	}

@@ -11,10 +11,11 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tunecon/tunecon/internal/cli"
+	"github.com/tunecon/tunecon/kit"
 )
 
 func main() {
-	cli.TuneRuntime()
+	kit.TuneRuntime()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	env := cli.Env{
 		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv,

@@ -18,8 +18,8 @@ import (
 
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
-	"github.com/tunecon/tunecon/internal/servers"
 	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 	"github.com/tunecon/tunecon/problems/bank"
 )
 

@@ -24,8 +24,8 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/servers"
 	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
 // ServeInProcess serves a problem whose app runs in process (one with a

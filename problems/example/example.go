@@ -30,6 +30,6 @@ var Problem = kit.Problem{
 	Stores:      []string{kit.StoreMemory},
 	Manual:      "problems/example/scenario.go",
 	ManualText:  manual,
-	NewScenario: func() (engine.Scenario, error) { return NewScenario(), nil },
+	NewScenario: func(kit.Env) (engine.Scenario, error) { return NewScenario(), nil },
 	Handler:     func() http.Handler { return (&App{}).Handler() },
 }

@@ -26,7 +26,7 @@ var Problem = kit.Problem{
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Manual:      "problems/leagues/MANUAL.md",
 	ManualText:  manual,
-	NewScenario: kit.Constructor(NewScenario),
+	NewScenario: kit.EnvConstructor(NewScenario),
 	DataDir:     func(dir string) (bool, error) { return data.Ensure(dir, data.Default()) },
 }
 

@@ -18,9 +18,9 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"github.com/tunecon/tunecon/internal/launch"
-	"github.com/tunecon/tunecon/internal/servers"
 	"github.com/tunecon/tunecon/kit/apptest"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
+	"github.com/tunecon/tunecon/kit/launch"
 	"github.com/tunecon/tunecon/problems/leagues/data"
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )

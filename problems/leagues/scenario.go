@@ -4,10 +4,12 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/problems/leagues/data"
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
@@ -157,8 +159,9 @@ type Scenario struct {
 
 var _ engine.Scenario = (*Scenario)(nil)
 
-// NewScenario returns a scenario for one run.
-func NewScenario() (*Scenario, error) {
+// NewScenario returns a scenario for one run. It keeps the initial seats'
+// signed tokens in env's cache directory, if it has one.
+func NewScenario(env kit.Env) (*Scenario, error) {
 	cfg := data.Default()
 	in, err := cfg.Initial()
 	if err != nil {
@@ -173,9 +176,9 @@ func NewScenario() (*Scenario, error) {
 		return nil, err
 	}
 	m := newModel(cfg, in, key)
-	path, err := seatTokensPath()
-	if err != nil {
-		path = "" // no cache directory: signed for this run alone
+	path := "" // no cache directory: signed for this run alone
+	if env.CacheDir != "" {
+		path = filepath.Join(env.CacheDir, seatTokensFile)
 	}
 	if err := m.loadSeatTokens(path, time.Now()); err != nil {
 		return nil, fmt.Errorf("the tokens of the initial seats: %w", err)

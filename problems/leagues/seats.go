@@ -65,18 +65,9 @@ func fingerprints(key *rsa.PrivateKey, seats []seatClaims) (string, string, erro
 	return hex.EncodeToString(k[:8]), hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
-// seatTokensPath is the file of the kept tokens: in the user's cache directory, or TUNECON_CACHE_DIR.
-func seatTokensPath() (string, error) {
-	dir := os.Getenv("TUNECON_CACHE_DIR")
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(base, "tunecon")
-	}
-	return filepath.Join(dir, "leagues-seat-tokens.txt"), nil
-}
+// seatTokensFile is the file of the kept tokens in the cache directory that
+// kit hands the scenario.
+const seatTokensFile = "leagues-seat-tokens.txt"
 
 // loadSeatTokens fills m.tokens with the initial seats' tokens: from the file at path when it was made with this
 // key, for these seats, and is valid for longer than seatTokenRenew after now; else signed now and written there

@@ -32,7 +32,7 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/cli"
+	"github.com/tunecon/tunecon/kit"
 )
 
 func main() {
@@ -95,7 +95,7 @@ func (l loop) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 
 // engineLoop runs the engine for a few seconds and prints its request count.
 func engineLoop(args []string) int {
-	cli.TuneRuntime() // measure the engine as the tunecon command runs it
+	kit.TuneRuntime() // measure the engine as the tunecon command runs it
 	fs := flag.NewFlagSet("engine", flag.ExitOnError)
 	target := fs.String("url", "", "target")
 	d := fs.Duration("d", 5*time.Second, "duration")
@@ -127,7 +127,7 @@ func engineLoop(args []string) int {
 
 // bareLoop is the ceiling: net/http's client alone, no engine, no checks.
 func bareLoop(args []string) int {
-	cli.TuneRuntime()
+	kit.TuneRuntime()
 	target, d, users := args[0], 5*time.Second, 32
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: users}}
 	var n atomic.Int64
@@ -186,7 +186,7 @@ func measure() error {
 	// Before the target starts, so that it inherits the limit too: it holds
 	// the other end of every idle user's connection.
 	files := uint64(idleCounts[len(idleCounts)-1]) + 256
-	if err := cli.RaiseFileLimit(files); err != nil {
+	if err := kit.RaiseFileLimit(files); err != nil {
 		return fmt.Errorf("the idle-user measure needs %d open files: %w; run `ulimit -n %d` first, or make perf as root", files, err, files)
 	}
 	self, err := os.Executable()

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/servers"
 	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 	"github.com/tunecon/tunecon/tools/internal/measure"
 )
 

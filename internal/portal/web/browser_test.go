@@ -10,7 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
 // screenshots is where the browser test leaves its pictures for review.

@@ -30,9 +30,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tunecon/tunecon/internal/launch"
-	"github.com/tunecon/tunecon/internal/servers"
 	"github.com/tunecon/tunecon/kit/apptest"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
+	"github.com/tunecon/tunecon/kit/launch"
 	"github.com/tunecon/tunecon/problems/leagues/data"
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
-	"github.com/tunecon/tunecon/internal/cli"
 	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/problems"
 )
@@ -45,7 +44,7 @@ func Setup(name string, pinByDefault bool) (context.Context, context.CancelFunc,
 	seed := flag.Uint64("seed", 1, "seed of every run")
 	pinned := flag.Bool("pin", pinByDefault, "run the apps and the benchmarker on separate halves of this machine's CPUs, as a contest runs them on separate machines")
 	flag.Parse()
-	cli.TuneRuntime()
+	kit.TuneRuntime()
 	t := &Tool{Name: name, Duration: *duration, Seed: *seed}
 	if *pinned {
 		t.AppCPUs = t.pin()

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
 // System is a database system to test on.

@@ -11,7 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/tunecon/tunecon/internal/servers"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
 // TestPostgres starts a private PostgreSQL server, creates two databases on

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cli
+package kit
 
 import (
 	"fmt"

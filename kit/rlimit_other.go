@@ -1,6 +1,6 @@
 //go:build !unix
 
-package cli
+package kit
 
 // RaiseFileLimit has no limit to raise here.
 func RaiseFileLimit(uint64) error { return nil }
