@@ -3,14 +3,18 @@
 // the portal reports as classified data. It holds types and rules only; the
 // adapters live below it:
 //
-//   - portal/store keeps them in a database (SQLite now, PostgreSQL later),
-//     with its own versioned schema and River's tables;
+//   - portal/store keeps them in a database, SQLite ("sqlite:PATH") or
+//     PostgreSQL ("postgres://..."), with its own versioned schema and
+//     River's tables, the same statements on both;
 //   - portal/queue queues jobs in River and runs them in process with the
-//     engine, exactly as `tunecon try` does.
+//     engine, exactly as `tunecon try` does;
+//   - portal/web serves the pages, the JSON API and the staff's export,
+//     through the store and the queue.
 //
 // The command uses them: `tunecon portal migrate` creates or upgrades the
-// database, `tunecon worker` runs a queue that works jobs. Later slices add
-// the HTTP pages and `tunecon portal` serving them, on top of these.
+// database, `tunecon portal` serves the contest (running benchmarks in
+// process unless --workers 0), and `tunecon worker` runs a queue that works
+// jobs, in a process of its own.
 //
 // # Job states
 //

@@ -191,7 +191,8 @@ func TestWorkerRunsOnlyItsProblems(t *testing.T) {
 		return kit.Problem{}, false
 	}
 	f := newFixture(t, other.Name)
-	w, err := New(f.open(), Config{Worker: "w1", Problems: []string{example.Name}, Lookup: lookup})
+	writes := NewWrites()
+	w, err := New(f.open(), Config{Worker: "w1", Problems: []string{example.Name}, Lookup: lookup, onWrite: writes.Wrote})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,10 +225,8 @@ func TestWorkerRunsOnlyItsProblems(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	end := time.Now().Add(10 * time.Second)
-	for !f.job(stray.ID).State.Final() && time.Now().Before(end) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	// The worker ends the stray job (or the check below says how it is).
+	writes.Until(10*time.Second, func() bool { return f.job(stray.ID).State.Final() })
 	got := f.job(stray.ID)
 	if got.State != portal.JobErrored || got.ErrorCode != portal.ReasonCannotRun || got.Worker != "w1" {
 		t.Errorf("the stray job: %+v", got)

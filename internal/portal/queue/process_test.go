@@ -38,10 +38,10 @@ func TestMain(m *testing.M) {
 }
 
 // enqueuer is a portal process of its own: it opens the database, says
-// "ready", reads "GO UNIXNANO GAPNANO TEAM..." and enqueues a job for the
-// i-th team at UNIXNANO + i × GAPNANO, one line per enqueue: "TEAM JOB CODE"
-// (CODE "-" for a new job, else the error's code; JOB the team's job either
-// way).
+// "ready", then reads a team's id a line at a time and enqueues a job for
+// it at once, answering each with a line "TEAM JOB CODE" (CODE "-" for a
+// new job, else the error's code; JOB the team's job either way), until its
+// input ends.
 func enqueuer(dsn string, in io.Reader, out io.Writer) int {
 	ctx := context.Background()
 	s, err := store.Open(ctx, dsn, store.Options{MustExist: true})
@@ -56,17 +56,13 @@ func enqueuer(dsn string, in io.Reader, out io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(out, "ready")
-	line, err := bufio.NewReader(in).ReadString('\n')
-	f := strings.Fields(line)
-	if err != nil || len(f) < 3 || f[0] != "GO" {
-		fmt.Fprintf(os.Stderr, "enqueuer: %q, %v\n", line, err)
-		return 1
-	}
-	at, _ := strconv.ParseInt(f[1], 10, 64)
-	gap, _ := strconv.ParseInt(f[2], 10, 64)
-	for i, field := range f[3:] {
-		team, _ := strconv.ParseInt(field, 10, 64)
-		time.Sleep(time.Until(time.Unix(0, at+int64(i)*gap)))
+	lines := bufio.NewScanner(in)
+	for lines.Scan() {
+		team, err := strconv.ParseInt(lines.Text(), 10, 64)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "enqueuer: %q: %v\n", lines.Text(), err)
+			return 1
+		}
 		j, err := q.Enqueue(ctx, team)
 		code := "-"
 		if err != nil {
@@ -79,12 +75,21 @@ func enqueuer(dsn string, in io.Reader, out io.Writer) int {
 		}
 		fmt.Fprintf(out, "%d %d %s\n", team, j.ID, code)
 	}
+	if err := lines.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "enqueuer: %v\n", err)
+		return 1
+	}
 	return 0
 }
 
 // TestConcurrentEnqueuesAcrossProcesses: three processes enqueue a job for
 // each of several teams at the same instants; each team gets one job, the
 // first enqueue's, and the others are told it is the team's job.
+//
+// The processes go in step: the test sends a team to all three at once
+// (each waits for it on its input), then waits for all three answers before
+// the next team. Those waits are for other processes; a deadline kills the
+// processes if one never answers, which ends the test's reads.
 func TestConcurrentEnqueuesAcrossProcesses(t *testing.T) {
 	const processes, teams = 3, 10
 	ctx := context.Background()
@@ -121,22 +126,28 @@ func TestConcurrentEnqueuesAcrossProcesses(t *testing.T) {
 		}
 		procs = append(procs, p)
 	}
-	// Every process enqueues team i at the same instant, 50 ms apart.
-	at := time.Now().Add(300 * time.Millisecond)
-	for _, p := range procs {
-		fmt.Fprintf(p.stdin, "GO %d %d %s\n", at.UnixNano(), (50 * time.Millisecond).Nanoseconds(), strings.Join(ids, " "))
-	}
+	deadline := time.AfterFunc(30*time.Second, func() {
+		for _, p := range procs {
+			_ = p.cmd.Process.Kill()
+		}
+	})
+	defer deadline.Stop()
 	created := map[string]string{} // team -> job
 	told := map[string][]string{}  // team -> the jobs the others were told of
-	for _, p := range procs {
-		for range teams {
+	for _, id := range ids {
+		// Every process enqueues the team at the same instant: the
+		// one its line arrives, a write apart.
+		for _, p := range procs {
+			fmt.Fprintln(p.stdin, id)
+		}
+		for _, p := range procs {
 			if !p.out.Scan() {
 				t.Fatalf("an enqueuer stopped early: %v", p.out.Err())
 			}
 			f := strings.Fields(p.out.Text())
 			switch {
-			case len(f) != 3:
-				t.Fatalf("enqueuer said %q", p.out.Text())
+			case len(f) != 3 || f[0] != id:
+				t.Fatalf("enqueuer said %q for team %s", p.out.Text(), id)
 			case f[2] == "-":
 				if prev, ok := created[f[0]]; ok {
 					t.Errorf("team %s: two jobs, %s and %s", f[0], prev, f[1])
@@ -148,6 +159,11 @@ func TestConcurrentEnqueuesAcrossProcesses(t *testing.T) {
 				t.Errorf("team %s: %q", f[0], p.out.Text())
 			}
 		}
+	}
+	for _, p := range procs {
+		p.stdin.Close() // all first: they end at once
+	}
+	for _, p := range procs {
 		if err := p.cmd.Wait(); err != nil {
 			t.Errorf("an enqueuer: %v", err)
 		}

@@ -153,6 +153,13 @@ type Config struct {
 	AbandonAfter   time.Duration
 	RescueAfter    time.Duration
 	TeamWait       time.Duration
+
+	// onWrite, set by the package's tests only (export_test.go), is called
+	// after each write of a worker's that a test may wait for: an attempt's
+	// start (or its refusal), each write of its progress, its end (or its
+	// return to the queue), and each heartbeat. A test reads again what it
+	// waits for then, instead of polling on a timer.
+	onWrite func()
 }
 
 func (c Config) withDefaults() Config {
@@ -300,6 +307,7 @@ func (q *Queue) Start(ctx context.Context) error {
 			if err := q.store.Heartbeat(ctx, q.cfg.Worker, q.doing()); err != nil && ctx.Err() == nil {
 				q.cfg.Logger.Warn("heartbeat", "error", err)
 			}
+			q.wrote()
 		})
 		qctx, stopQuarantine := context.WithCancel(lctx)
 		q.stopQuarantine = stopQuarantine

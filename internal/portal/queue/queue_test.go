@@ -44,6 +44,9 @@ type env struct {
 	// workers the test starts.
 	portal *queue.Queue
 	store  *store.Store
+	// writes wakes the test's waits at each write of a worker the test
+	// started (see queue.Writes).
+	writes *queue.Writes
 }
 
 func newEnv(t *testing.T, c portal.Contest) *env {
@@ -54,7 +57,7 @@ func newEnv(t *testing.T, c portal.Contest) *env {
 // newEnvAt is newEnv on the empty database at dsn.
 func newEnvAt(t *testing.T, dsn string, c portal.Contest) *env {
 	t.Helper()
-	e := &env{t: t, dsn: dsn}
+	e := &env{t: t, dsn: dsn, writes: queue.NewWrites()}
 	e.store = e.open()
 	if _, err := e.store.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
@@ -78,7 +81,7 @@ func (e *env) open() *store.Store {
 
 func (e *env) start(s *store.Store, cfg queue.Config) *queue.Queue {
 	e.t.Helper()
-	q, err := queue.New(s, cfg)
+	q, err := queue.New(s, queue.WithOnWrite(cfg, e.writes.Wrote))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -123,23 +126,34 @@ func (e *env) enqueue(teamID int64) portal.Job {
 	return j
 }
 
-// wait polls a job until ok says so or the timeout passes.
+// until waits until ok says so, asking it at once and after each write of
+// the test's workers, and fails the test if the timeout passes first.
+func (e *env) until(timeout time.Duration, what string, ok func() bool) {
+	e.t.Helper()
+	if !e.writes.Until(timeout, ok) {
+		e.t.Fatalf("not %s after %s", what, timeout)
+	}
+}
+
+// job reads a job.
+func (e *env) job(id int64) portal.Job {
+	e.t.Helper()
+	j, err := e.portal.Job(context.Background(), id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return j
+}
+
+// wait reads a job at once and after each write of the test's workers until
+// ok says so, and fails the test if the timeout passes first.
 func (e *env) wait(id int64, timeout time.Duration, what string, ok func(portal.Job) bool) portal.Job {
 	e.t.Helper()
-	end := time.Now().Add(timeout)
-	for {
-		j, err := e.portal.Job(context.Background(), id)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		if ok(j) {
-			return j
-		}
-		if time.Now().After(end) {
-			e.t.Fatalf("job %d not %s after %s: %+v", id, what, timeout, j)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var j portal.Job
+	if !e.writes.Until(timeout, func() bool { j = e.job(id); return ok(j) }) {
+		e.t.Fatalf("job %d not %s after %s: %+v", id, what, timeout, j)
 	}
+	return j
 }
 
 func (e *env) waitFinal(id int64, timeout time.Duration) portal.Job {
@@ -243,28 +257,37 @@ func testTeamsFinishWithTheirVerdicts(t *testing.T, db storetest.System) {
 	}
 }
 
-// TestProgressReachesTheRow polls a running job's row: its progress is
-// never more than a second old, and the worker's heartbeat says which job it
-// runs.
+// TestProgressReachesTheRow reads a running job's row after each write of
+// its worker's: its progress is never more than a second old, and the
+// worker's heartbeat says which job it runs.
 func TestProgressReachesTheRow(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, contest(3*time.Second))
+	c := contest(3 * time.Second)
+	e := newEnv(t, c)
 	team := e.team("alpha", apptest.ServeInProcess(t, example.Problem))
 	j := e.enqueue(team.ID)
 	e.worker("w1", queue.Config{})
 	e.wait(j.ID, 10*time.Second, "reporting progress", func(j portal.Job) bool { return !j.Progress.UpdatedAt.IsZero() })
-	var samples, stale int
+	// The worker's writes are its progress (every half second) and its
+	// heartbeats (every 200 ms, whatever the progress does): a progress
+	// that stopped would be seen getting old. updates counts the progress
+	// writes seen; each comes within a second of the one before.
+	var samples, updates, stale int
 	var last portal.Job
 	sawDoing := false
-	for {
-		got, err := e.portal.Job(ctx, j.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
+	sample := func() bool {
+		got := e.job(j.ID)
 		if got.State != portal.JobRunning {
-			break
+			return true
 		}
 		samples++
+		if at, before := got.Progress.UpdatedAt, last.Progress.UpdatedAt; !at.Equal(before) {
+			updates++
+			if gap := at.Sub(before); !before.IsZero() && gap > time.Second {
+				stale++
+				t.Logf("progress written %s after the one before, in phase %s", gap, got.Progress.Phase)
+			}
+		}
 		if age := time.Since(got.Progress.UpdatedAt); age > time.Second {
 			stale++
 			t.Logf("progress %s old in phase %s", age, got.Progress.Phase)
@@ -276,10 +299,12 @@ func TestProgressReachesTheRow(t *testing.T) {
 		if ws, _ := e.portal.Workers(ctx); len(ws) == 1 && strings.Contains(ws[0].Doing, fmt.Sprintf("job %d (team %d", j.ID, team.ID)) {
 			sawDoing = true
 		}
-		time.Sleep(100 * time.Millisecond)
+		return false
 	}
-	if samples < 20 || stale > 0 {
-		t.Errorf("%d samples while running, %d with progress over a second old", samples, stale)
+	e.until(c.Timing().Deadline(), "done running", sample)
+	t.Logf("%d samples, %d progress writes while running", samples, updates)
+	if updates < 4 || stale > 0 {
+		t.Errorf("%d progress writes seen while running, %d over a second apart or old", updates, stale)
 	}
 	if last.Progress.Requests == 0 || last.Progress.Users == 0 || last.Progress.Phase == "" {
 		t.Errorf("the last progress seen while running: %+v", last.Progress)
@@ -291,7 +316,10 @@ func TestProgressReachesTheRow(t *testing.T) {
 	if got.State != portal.JobFinished || got.Verdict != portal.VerdictPassed {
 		t.Errorf("job %+v", got)
 	}
-	time.Sleep(400 * time.Millisecond) // a heartbeat
+	e.until(5*time.Second, "an idle worker", func() bool {
+		ws, _ := e.portal.Workers(ctx)
+		return len(ws) == 1 && ws[0].Doing == "idle"
+	})
 	if ws, _ := e.portal.Workers(ctx); len(ws) != 1 || ws[0].Doing != "idle" || time.Since(ws[0].HeartbeatAt) > time.Second {
 		t.Errorf("an idle worker: %+v", ws)
 	}
@@ -537,7 +565,7 @@ func TestCancel(t *testing.T) {
 
 	// A running job is cancelled through River: its worker stops the run.
 	j = e.enqueue(team.ID)
-	e.worker("w1", queue.Config{})
+	w1 := e.worker("w1", queue.Config{})
 	e.wait(j.ID, 10*time.Second, "in its load phase", func(j portal.Job) bool { return j.Progress.Phase == engine.PhaseLoad })
 	start := time.Now()
 	if got, err := e.portal.Cancel(ctx, j.ID, portal.Actor{}); err != nil || got.State.Final() && got.State != portal.JobCancelled {
@@ -554,7 +582,11 @@ func TestCancel(t *testing.T) {
 	if len(attempts) != 1 || attempts[0].Outcome != string(portal.JobCancelled) {
 		t.Errorf("attempts %+v", attempts)
 	}
-	// The team can enqueue again at once.
+	// The team can enqueue again at once. (The worker stops first: it
+	// would take the job, and the test's end would wait for it to run.)
+	if err := w1.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := e.portal.Enqueue(ctx, team.ID); err != nil {
 		t.Errorf("enqueue after a cancel: %v", err)
 	}

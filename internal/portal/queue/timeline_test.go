@@ -28,6 +28,31 @@ func (c *clock) set(t time.Time) {
 	c.mu.Unlock()
 }
 
+// tattler is the real clock, telling who asks when it is next read. A
+// store's transaction reads its clock once it holds its locks.
+type tattler struct {
+	mu   sync.Mutex
+	read chan struct{} // closed at the next reading; nil when nobody asked
+}
+
+func (c *tattler) Now() time.Time {
+	c.mu.Lock()
+	if c.read != nil {
+		close(c.read)
+		c.read = nil
+	}
+	c.mu.Unlock()
+	return time.Now()
+}
+
+// next returns a channel closed at the clock's next reading.
+func (c *tattler) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.read = make(chan struct{})
+	return c.read
+}
+
 // openAt opens and migrates the database at dsn on a clock, and starts a
 // queue on it that only enqueues.
 func openAt(t *testing.T, dsn string, now func() time.Time, migrate bool) (*store.Store, *queue.Queue) {
@@ -158,14 +183,16 @@ func testEnqueueFollowsTheTimeline(t *testing.T, db storetest.System) {
 // enqueues, from two processes at the same instant, over and over. The
 // check of the times is in the enqueue's transaction, under a lock the
 // button's change waits for: every job let through was created before the
-// end the button set.
+// end the button set. Each store's clock is a tattler: a round lets the
+// second go the moment the first reads its clock, holding its locks.
 func TestEndNowRacesEnqueues(t *testing.T) { systems.Run(t, testEndNowRacesEnqueues) }
 
 func testEndNowRacesEnqueues(t *testing.T, db storetest.System) {
 	ctx := context.Background()
 	dsn := db.NewDSN(t)
-	s, q := openAt(t, dsn, nil, true)
-	admin, _ := openAt(t, dsn, nil, false)
+	enqueuerClock, adminClock := &tattler{}, &tattler{}
+	s, q := openAt(t, dsn, enqueuerClock.Now, true)
+	admin, _ := openAt(t, dsn, adminClock.Now, false)
 	c := contest(time.Second)
 	if err := s.SetContest(ctx, c); err != nil {
 		t.Fatal(err)
@@ -188,16 +215,25 @@ func testEndNowRacesEnqueues(t *testing.T, db storetest.System) {
 			endErr   error
 			go1, go2 = make(chan struct{}), make(chan struct{})
 		)
-		// Alternate who is let go first, a little apart: each order, and
-		// the overlaps between, come up.
+		// Alternate who is let go first. Four rounds in five let the
+		// second go once the first holds its locks (it reads its clock
+		// then), to wait on them: each order comes up. The fifth lets
+		// both go at once: the overlaps between.
 		wg.Go(func() { <-go1; job, jerr = q.Enqueue(ctx, team.ID) })
 		wg.Go(func() { <-go2; end, endErr = admin.SetNow(ctx, root, portal.EventEnd) })
-		first, second := go1, go2
+		first, second, clock := go1, go2, enqueuerClock
 		if round%2 == 1 {
-			first, second = go2, go1
+			first, second, clock = go2, go1, adminClock
 		}
+		locked := clock.next()
 		close(first)
-		time.Sleep(time.Duration(round%5) * 200 * time.Microsecond)
+		if round%5 != 0 {
+			select {
+			case <-locked:
+			case <-time.After(10 * time.Second):
+				t.Errorf("round %d: the first never read its clock", round)
+			}
+		}
 		close(second)
 		wg.Wait()
 		if endErr != nil {

@@ -105,24 +105,29 @@ func testQuarantinedWorkerTakesNoJob(t *testing.T, db storetest.System) {
 
 	// Alone, the quarantined worker leaves a job queued: no attempt, no
 	// start; River never hands it the job. Its heartbeat says it is
-	// quarantined once it has removed its River queues (within a
-	// heartbeat); then it is given a while to take the job, and must not.
-	for end := time.Now().Add(5 * time.Second); workerNamed(t, e.store, "bad").Doing != "quarantined: takes no job"; {
-		if time.Now().After(end) {
-			t.Fatalf("the quarantined worker is doing %q", workerNamed(t, e.store, "bad").Doing)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	// quarantined once it has removed its River queues (checkQuarantine
+	// says so only then, within a heartbeat), so that River has no producer
+	// of its to hand the job to. Its next heartbeat after the enqueue must
+	// still say so, the job still queued. That River never handed it the
+	// job is River's own record (attemptedBy) once the healthy worker below
+	// has run it: no window of wall time is needed to show it.
+	const doingNothing = "quarantined: takes no job"
+	e.until(5*time.Second, "quarantined in its heartbeat", func() bool {
+		return workerNamed(t, e.store, "bad").Doing == doingNothing
+	})
 	waiting := e.enqueue(e.team("waiting", "http://pass/").ID)
-	time.Sleep(1500 * time.Millisecond) // a window for a wrong claim, not a wait for one
+	e.until(5*time.Second, "a heartbeat after the enqueue", func() bool {
+		w = workerNamed(t, e.store, "bad")
+		return w.HeartbeatAt.After(waiting.CreatedAt)
+	})
+	if w.Doing != doingNothing {
+		t.Errorf("the quarantined worker is doing %q", w.Doing)
+	}
 	if j, err := e.portal.Job(ctx, waiting.ID); err != nil || j.State != portal.JobQueued || j.Attempts != 0 || j.Worker != "" {
 		t.Fatalf("a job with only a quarantined worker: %+v, %v", j, err)
 	}
 	if as, err := e.portal.Attempts(ctx, waiting.ID); err != nil || len(as) != 0 {
 		t.Errorf("attempts %+v, %v", as, err)
-	}
-	if w := workerNamed(t, e.store, "bad"); w.Doing != "quarantined: takes no job" {
-		t.Errorf("the quarantined worker is doing %q", w.Doing)
 	}
 
 	// A healthy worker takes the waiting job and every new one.
@@ -235,12 +240,9 @@ func testValidationRuns(t *testing.T, db storetest.System) {
 	}
 	// alpha's waits behind alpha's own running job: the worker has
 	// claimed it from River and sent it back, without an attempt.
-	for end := time.Now().Add(10 * time.Second); !strings.Contains(e.attemptedBy(byTeam[alpha.ID].RiverJobID), "w1"); {
-		if time.Now().After(end) {
-			t.Fatal("the worker never looked at alpha's validation job")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	e.until(10*time.Second, "looked at alpha's validation job", func() bool {
+		return strings.Contains(e.attemptedBy(byTeam[alpha.ID].RiverJobID), "w1")
+	})
 	if j, _ := e.portal.Job(ctx, byTeam[alpha.ID].ID); j.State != portal.JobQueued || j.Attempts != 0 {
 		t.Errorf("alpha's validation beside its running job: %+v", j)
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/kit"
 )
 
 // Messages for the contestant when a job does not end with a verdict.
@@ -131,9 +134,37 @@ func errored(reason, detail, message string) outcome {
 // Every database write uses a context River's cancellation does not end, so
 // that a cancelled or timed-out attempt still records how it ended.
 func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
+	defer q.wrote()
 	log := q.cfg.Logger.With("river_job", rj.ID, "worker", q.cfg.Worker)
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rj.Args.Timing.Timing().Timeout())
 	defer cancel()
+	job, err := q.begin(wctx, rj)
+	q.wrote()
+	if err != nil {
+		return q.notBegun(log, err)
+	}
+	attempt := job.Attempts
+	log = log.With("job", job.ID, "team", job.TeamID, "attempt", attempt)
+	log.Info("attempt started", "problem", job.Problem, "target", job.Target)
+	staff := &capped{max: store.MaxStaffLog}
+	fmt.Fprintf(staff, "=== attempt %d on worker %s (River job %d, River attempt %d of %d)\n",
+		attempt, q.cfg.Worker, rj.ID, rj.Attempt, rj.MaxAttempts)
+
+	out := q.runPumped(ctx, wctx, rj, job, attempt, staff)
+	if out.detail != "" {
+		fmt.Fprintf(staff, "=== %s\n", out.detail)
+	}
+	if out.requeue {
+		return q.requeue(wctx, log, job.ID, attempt, staff, out)
+	}
+	out.ending.StaffLog = staff.String()
+	return q.end(wctx, log, rj, job.ID, attempt, out)
+}
+
+// begin takes a job's row for an attempt, in one transaction: it refuses
+// (errQuarantined) while the worker is quarantined, and (errTeamBusy) while
+// another job of the team runs.
+func (q *Queue) begin(wctx context.Context, rj *river.Job[BenchArgs]) (portal.Job, error) {
 	var job portal.Job
 	err := q.store.InTx(wctx, func(tx *store.Tx) error {
 		// A quarantined worker runs nothing: a job it claimed in the
@@ -160,6 +191,12 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 		job, err = tx.BeginAttempt(wctx, j.ID, q.cfg.Worker)
 		return err
 	})
+	return job, err
+}
+
+// notBegun is what work returns to River when begin refused or failed
+// (err is not nil): the job goes back to the queue, or ends as it is.
+func (q *Queue) notBegun(log *slog.Logger, err error) error {
 	switch {
 	case errors.Is(err, errQuarantined):
 		log.Warn("quarantined: the job goes back to the queue")
@@ -173,16 +210,14 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 		// The job ended while River still had it: nothing to run.
 		log.Warn("no job to run", "error", err)
 		return nil
-	} else if err != nil {
-		return err // a database fault: River tries again
 	}
-	attempt := job.Attempts
-	log = log.With("job", job.ID, "team", job.TeamID, "attempt", attempt)
-	log.Info("attempt started", "problem", job.Problem, "target", job.Target)
-	staff := &capped{max: store.MaxStaffLog}
-	fmt.Fprintf(staff, "=== attempt %d on worker %s (River job %d, River attempt %d of %d)\n",
-		attempt, q.cfg.Worker, rj.ID, rj.Attempt, rj.MaxAttempts)
+	return err // a database fault: River tries again
+}
 
+// runPumped runs the benchmark with a pump that carries its progress to
+// the job's row, listed in q.running for the worker's heartbeat meanwhile.
+func (q *Queue) runPumped(ctx, wctx context.Context, rj *river.Job[BenchArgs], job portal.Job, attempt int,
+	staff *capped) outcome {
 	p := newPump(q, job, attempt)
 	q.mu.Lock()
 	q.running[job.ID] = p
@@ -193,27 +228,55 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 	q.mu.Lock()
 	delete(q.running, job.ID)
 	q.mu.Unlock()
-	if out.detail != "" {
-		fmt.Fprintf(staff, "=== %s\n", out.detail)
-	}
+	return out
+}
 
-	if out.requeue {
-		err := q.store.InTx(wctx, func(tx *store.Tx) error {
-			return tx.RequeueJob(wctx, job.ID, attempt, portal.ReasonInterrupted, out.detail, staff.String())
-		})
-		if err != nil {
-			log.Error("requeueing an interrupted job", "error", err)
-		} else {
-			log.Info("attempt interrupted: the job is queued again", "state", portal.JobQueued, "reason", portal.ReasonInterrupted)
-		}
-		// Back to the queue at once, without using up an attempt.
-		return river.JobSnooze(0)
+// requeue puts the job of an interrupted attempt back in the queue: at
+// once, without using up an attempt.
+func (q *Queue) requeue(wctx context.Context, log *slog.Logger, jobID int64, attempt int, staff *capped,
+	out outcome) error {
+	err := q.store.InTx(wctx, func(tx *store.Tx) error {
+		return tx.RequeueJob(wctx, jobID, attempt, portal.ReasonInterrupted, out.detail, staff.String())
+	})
+	if err != nil {
+		log.Error("requeueing an interrupted job", "error", err)
+	} else {
+		log.Info("attempt interrupted: the job is queued again", "state", portal.JobQueued, "reason", portal.ReasonInterrupted)
 	}
-	out.ending.StaffLog = staff.String()
-	quarantined := false
+	// Back to the queue at once, without using up an attempt.
+	return river.JobSnooze(0)
+}
+
+// end writes an attempt's outcome (see endTx) and says what River is to do
+// with its job.
+func (q *Queue) end(wctx context.Context, log *slog.Logger, rj *river.Job[BenchArgs], jobID int64, attempt int,
+	out outcome) error {
+	quarantined, err := q.endTx(wctx, rj, jobID, attempt, out)
+	switch {
+	case err == nil:
+		log.Info("attempt ended", "state", out.ending.State, "verdict", out.ending.Verdict, "score", out.ending.Score,
+			"reason", out.ending.ErrorCode)
+		if quarantined {
+			log.Warn("quarantined: too many of this worker's jobs errored through the benchmarker's fault; it takes no job until staff clear it")
+			q.kickQuarantine()
+		}
+		return nil
+	case errors.Is(err, rivertype.ErrNotFound), portal.ErrorCode(err) == portal.CodeConflict:
+		// River rescued the attempt meanwhile: the next attempt decides.
+		log.Warn("outcome dropped: the attempt was rescued", "error", err)
+		return nil
+	}
+	return err
+}
+
+// endTx ends the job's row with the outcome, counts the job for the worker
+// (quarantining it when the outcome was the benchmarker's fault once too
+// often: quarantined) and completes River's job, in one transaction.
+func (q *Queue) endTx(wctx context.Context, rj *river.Job[BenchArgs], jobID int64, attempt int,
+	out outcome) (quarantined bool, err error) {
 	err = q.store.InTx(wctx, func(tx *store.Tx) error {
 		quarantined = false
-		if _, err := tx.EndJob(wctx, job.ID, attempt, out.ending); err != nil {
+		if _, err := tx.EndJob(wctx, jobID, attempt, out.ending); err != nil {
 			return err
 		}
 		if err := tx.CountJob(wctx, q.cfg.Worker, out.internal); err != nil {
@@ -230,21 +293,14 @@ func (q *Queue) work(ctx context.Context, rj *river.Job[BenchArgs]) error {
 		_, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](wctx, tx.SQL(), rj)
 		return err
 	})
-	switch {
-	case err == nil:
-		log.Info("attempt ended", "state", out.ending.State, "verdict", out.ending.Verdict, "score", out.ending.Score,
-			"reason", out.ending.ErrorCode)
-		if quarantined {
-			log.Warn("quarantined: too many of this worker's jobs errored through the benchmarker's fault; it takes no job until staff clear it")
-			q.kickQuarantine()
-		}
-		return nil
-	case errors.Is(err, rivertype.ErrNotFound), portal.ErrorCode(err) == portal.CodeConflict:
-		// River rescued the attempt meanwhile: the next attempt decides.
-		log.Warn("outcome dropped: the attempt was rescued", "error", err)
-		return nil
+	return quarantined, err
+}
+
+// wrote calls the test hook Config.onWrite, if any.
+func (q *Queue) wrote() {
+	if q.cfg.onWrite != nil {
+		q.cfg.onWrite()
 	}
-	return err
 }
 
 // benchReturn is what the runner returned.
@@ -275,16 +331,23 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 	if !rj.Args.LocalTargets {
 		opts = append(opts, engine.WithDialControl(portal.DialControl))
 	}
+	// A hung run is waited for at most half the job's wrap-up: the rest is
+	// for writing the outcome before the job may be rescued.
+	abandon := min(q.cfg.AbandonAfter, timing.WrapUp/2)
+	br, abandoned := q.bench(bctx, abandon, prob, target, opts)
+	return classify(ctx, bctx, br, abandoned, deadline, abandon)
+}
+
+// bench runs the benchmark on a goroutine of its own and waits for it to
+// return, once bctx has ended at most abandon longer: abandoned says it did
+// not return by then.
+func (q *Queue) bench(bctx context.Context, abandon time.Duration, prob kit.Problem, target *url.URL,
+	opts []engine.Option) (br benchReturn, abandoned bool) {
 	done := make(chan benchReturn, 1)
 	go func() {
 		res, err := q.cfg.Runner.Bench(bctx, prob, target, opts...)
 		done <- benchReturn{res, err}
 	}()
-	var br benchReturn
-	abandoned := false
-	// A hung run is waited for at most half the job's wrap-up: the rest is
-	// for writing the outcome before the job may be rescued.
-	abandon := min(q.cfg.AbandonAfter, timing.WrapUp/2)
 	select {
 	case br = <-done:
 	case <-bctx.Done():
@@ -296,7 +359,12 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 		}
 		t.Stop()
 	}
+	return br, abandoned
+}
 
+// classify says how a run ended: ctx is the attempt's (River's
+// cancellation, the worker's stop), bctx the run's (the job's deadline).
+func classify(ctx, bctx context.Context, br benchReturn, abandoned bool, deadline, abandon time.Duration) outcome {
 	var result json.RawMessage
 	if br.res != nil {
 		result, _ = json.Marshal(br.res)
@@ -324,17 +392,22 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 		o.ending.Result, o.detail = result, o.ending.Error
 		return o
 	}
+	return finished(br.res, result)
+}
+
+// finished is the outcome of a run that gave a verdict: the contestant's.
+func finished(res *engine.Result, result json.RawMessage) outcome {
 	verdict := portal.VerdictPassed
-	if br.res.Outcome() == engine.Failed {
+	if res.Outcome() == engine.Failed {
 		verdict = portal.VerdictFailed
 	}
 	var messages []string
-	for _, why := range br.res.FailReasons {
+	for _, why := range res.FailReasons {
 		messages = append(messages, "Failed: "+why)
 	}
-	messages = append(messages, br.res.Messages...)
-	return outcome{ending: portal.Ending{State: portal.JobFinished, Verdict: verdict, Score: br.res.Score,
-		Result: result, Messages: messages}, detail: fmt.Sprintf("finished: %s, score %.1f", verdict, br.res.Score)}
+	messages = append(messages, res.Messages...)
+	return outcome{ending: portal.Ending{State: portal.JobFinished, Verdict: verdict, Score: res.Score,
+		Result: result, Messages: messages}, detail: fmt.Sprintf("finished: %s, score %.1f", verdict, res.Score)}
 }
 
 // internalDetail says where a result's internal errors were.
@@ -417,6 +490,7 @@ func (p *pump) write(ctx context.Context) {
 	if err != nil {
 		p.q.cfg.Logger.Warn("progress", "job", p.job.ID, "error", err)
 	}
+	p.q.wrote()
 }
 
 // describe says what the job is doing, for the worker's heartbeat.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -197,57 +198,16 @@ func (e *exporter) array(name string, each func(emit func(any) error) error) {
 // document, for the archive at the end (allowed at any time): its settings
 // and timeline, teams, accounts, API tokens, the live boards, each team's
 // validation, every job with its result, the announcements, every
-// clarification, and the audit log, ending with "complete": true. It is written as it is read
-// (the jobs ExportPage at a time), so it is not one snapshot: jobs that
-// end while it is written may be read in either state.
+// clarification, and the audit log, ending with "complete": true. It is
+// written as it is read (the jobs ExportPage at a time), so it is not one
+// snapshot: jobs that end while it is written may be read in either state.
 func (s *Server) contestExport(w http.ResponseWriter, r *http.Request, v viewer) {
 	ctx := r.Context()
-	c, err := s.contest(r)
+	d, err := s.readExport(r)
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
-	teams, err := s.store.Teams(ctx)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	accounts, err := s.store.Accounts(ctx)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	tokens, err := s.store.APITokens(ctx, 0)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	all, err := s.store.Leaderboard(ctx, store.BoardOptions{Rule: c.Settings.Rule()})
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	announcements, err := s.store.Announcements(ctx)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	clarifications, err := s.store.Clarifications(ctx, store.Seen{All: true})
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	validations, err := s.store.LatestValidations(ctx)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-	audit, err := s.store.AuditLog(ctx)
-	if err != nil {
-		s.fail(w, r, v, err)
-		return
-	}
-
 	now := s.cfg.Now()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -256,129 +216,16 @@ func (s *Server) contestExport(w http.ResponseWriter, r *http.Request, v viewer)
 	e.field("format", "tunecon-contest")
 	e.field("version", ExportVersion)
 	e.field("exported_at", now.UTC())
-
-	t := c.Timeline
-	e.field("contest", exportContest{Problem: c.Problem, LoadSeconds: c.LoadDuration.Seconds(), Ranking: c.Settings.Rule(),
-		Brackets: orEmpty(c.Settings.Brackets), TeamSize: c.Settings.TeamSize(), LocalTargets: c.Settings.LocalTargets,
-		MaxAttempts: c.Settings.Attempts(), Seed: c.Settings.Seed, ValidationThreshold: c.Settings.Threshold(), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
-		Timeline: exportTimeline{RegistrationAt: timeOrNull(t.RegistrationAt), StartsAt: timeOrNull(t.StartsAt),
-			FreezesAt: timeOrNull(t.FreezesAt), EndsAt: timeOrNull(t.EndsAt), RevealsAt: timeOrNull(t.RevealsAt)}})
-
-	members := map[int64][]string{}
-	for _, a := range accounts {
-		if a.TeamID != 0 {
-			members[a.TeamID] = append(members[a.TeamID], a.Login)
-		}
-	}
-	e.array("teams", func(emit func(any) error) error {
-		for _, t := range teams {
-			err := emit(exportTeam{ID: t.ID, Name: t.Name, Bracket: t.Bracket, Hidden: t.Hidden,
-				ExtraTimeSeconds: t.ExtraTime.Seconds(), Disqualified: t.Disqualified, DQReason: t.DQReason,
-				Target: t.Target, CreatedAt: t.CreatedAt.UTC(), Members: orEmpty(members[t.ID])})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	e.array("accounts", func(emit func(any) error) error {
-		for _, a := range accounts {
-			if err := emit(exportAccount{ID: a.ID, Login: a.Login, Role: a.Role, TeamID: a.TeamID, CreatedAt: a.CreatedAt.UTC()}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	e.array("api_tokens", func(emit func(any) error) error {
-		for _, t := range tokens {
-			err := emit(exportToken{ID: t.ID, TeamID: t.TeamID, Name: t.Name, CreatedBy: t.CreatedBy,
-				CreatedAt: t.CreatedAt.UTC(), LastUsedAt: timeOrNull(t.LastUsedAt)})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	// The boards as they stand now, live (hidden teams marked, unranked).
-	e.array("boards", func(emit func(any) error) error {
-		for _, bracket := range append([]string{""}, c.Settings.Brackets...) {
-			board := portal.Board(all, bracket, true)
-			rows := make([]exportStanding, len(board))
-			for i, st := range board {
-				rows[i] = exportStanding{apiRow: rowOf(st), Hidden: st.Hidden}
-			}
-			if err := emit(exportBoard{Bracket: bracket, Rows: rows}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	// Each team's validation, in the live board's order, as on
-	// /admin/validation.
-	e.array("validation", func(emit func(any) error) error {
-		for _, st := range portal.Board(all, "", true) {
-			l := portal.Validate(st, validations[st.TeamID], c.Settings.Threshold())
-			line := exportValidation{TeamID: st.TeamID, Job: l.Job.ID, Ratio: l.Ratio, State: l.State, Flagged: l.Flagged()}
-			if st.Passed {
-				score := st.Score
-				line.FinalScore = &score
-			}
-			if l.Job.State == portal.JobFinished {
-				score := l.Job.Score
-				line.ValidationScore = &score
-			}
-			if err := emit(line); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	e.array("jobs", func(emit func(any) error) error {
-		for after := int64(0); ; {
-			jobs, err := s.store.JobsAfter(ctx, after, ExportPage)
-			if err != nil {
-				return err
-			}
-			for _, j := range jobs {
-				if err := emit(exportJobOf(j)); err != nil {
-					return err
-				}
-				after = j.ID
-			}
-			if len(jobs) < ExportPage {
-				return nil
-			}
-		}
-	})
-	e.array("announcements", func(emit func(any) error) error {
-		for i := len(announcements) - 1; i >= 0; i-- { // oldest first
-			a := announcements[i]
-			if err := emit(exportAnnouncement{ID: a.ID, At: a.At.UTC(), By: a.By, Text: a.Text}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	e.array("clarifications", func(emit func(any) error) error {
-		for i := len(clarifications) - 1; i >= 0; i-- {
-			cl := clarifications[i]
-			err := emit(exportClarification{ID: cl.ID, TeamID: cl.TeamID, AskedBy: cl.AskedBy, AskedAt: cl.AskedAt.UTC(),
-				Original: cl.Original, Question: cl.Question, Answer: cl.Answer, AnsweredAt: timeOrNull(cl.AnsweredAt),
-				AnsweredBy: cl.AnsweredBy, Published: cl.Published})
-			if err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	e.array("audit_log", func(emit func(any) error) error {
-		for _, entry := range audit {
-			if err := emit(entry); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	e.field("contest", exportContestOf(d.contest, now))
+	e.array("teams", d.teams)
+	e.array("accounts", d.accounts)
+	e.array("api_tokens", d.apiTokens)
+	e.array("boards", d.boards)
+	e.array("validation", d.validation)
+	e.array("jobs", func(emit func(any) error) error { return s.exportJobs(ctx, emit) })
+	e.array("announcements", d.announcements)
+	e.array("clarifications", d.clarifications)
+	e.array("audit_log", d.auditLog)
 	e.field("complete", true)
 	if e.err == nil {
 		_, e.err = io.WriteString(w, "}\n")
@@ -386,6 +233,184 @@ func (s *Server) contestExport(w http.ResponseWriter, r *http.Request, v viewer)
 	if e.err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Error("writing the contest export", "err", e.err)
 	}
+}
+
+// exportData is what the export reads before it writes its first byte
+// (all but the jobs): until then an error is the page's.
+type exportData struct {
+	contest     portal.Contest
+	teamList    []portal.Team
+	accountList []portal.Account
+	tokens      []portal.APIToken
+	standings   []portal.Standing
+	announced   []portal.Announcement
+	clarified   []portal.Clarification
+	validations map[int64]portal.Job
+	audit       []portal.AuditEntry
+}
+
+// readExport reads the export's data, stopping at the first error.
+func (s *Server) readExport(r *http.Request) (exportData, error) {
+	ctx := r.Context()
+	var d exportData
+	for _, read := range []func() error{
+		func() (err error) { d.contest, err = s.contest(r); return err },
+		func() (err error) { d.teamList, err = s.store.Teams(ctx); return err },
+		func() (err error) { d.accountList, err = s.store.Accounts(ctx); return err },
+		func() (err error) { d.tokens, err = s.store.APITokens(ctx, 0); return err },
+		func() (err error) {
+			d.standings, err = s.store.Leaderboard(ctx, store.BoardOptions{Rule: d.contest.Settings.Rule()})
+			return err
+		},
+		func() (err error) { d.announced, err = s.store.Announcements(ctx); return err },
+		func() (err error) { d.clarified, err = s.store.Clarifications(ctx, store.Seen{All: true}); return err },
+		func() (err error) { d.validations, err = s.store.LatestValidations(ctx); return err },
+		func() (err error) { d.audit, err = s.store.AuditLog(ctx); return err },
+	} {
+		if err := read(); err != nil {
+			return exportData{}, err
+		}
+	}
+	return d, nil
+}
+
+// exportContestOf is the contest's section as it stands at now.
+func exportContestOf(c portal.Contest, now time.Time) exportContest {
+	t := c.Timeline
+	return exportContest{Problem: c.Problem, LoadSeconds: c.LoadDuration.Seconds(), Ranking: c.Settings.Rule(),
+		Brackets: orEmpty(c.Settings.Brackets), TeamSize: c.Settings.TeamSize(), LocalTargets: c.Settings.LocalTargets,
+		MaxAttempts: c.Settings.Attempts(), Seed: c.Settings.Seed, ValidationThreshold: c.Settings.Threshold(), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
+		Timeline: exportTimeline{RegistrationAt: timeOrNull(t.RegistrationAt), StartsAt: timeOrNull(t.StartsAt),
+			FreezesAt: timeOrNull(t.FreezesAt), EndsAt: timeOrNull(t.EndsAt), RevealsAt: timeOrNull(t.RevealsAt)}}
+}
+
+// teams emits the teams, each with its members' logins.
+func (d exportData) teams(emit func(any) error) error {
+	members := map[int64][]string{}
+	for _, a := range d.accountList {
+		if a.TeamID != 0 {
+			members[a.TeamID] = append(members[a.TeamID], a.Login)
+		}
+	}
+	for _, t := range d.teamList {
+		err := emit(exportTeam{ID: t.ID, Name: t.Name, Bracket: t.Bracket, Hidden: t.Hidden,
+			ExtraTimeSeconds: t.ExtraTime.Seconds(), Disqualified: t.Disqualified, DQReason: t.DQReason,
+			Target: t.Target, CreatedAt: t.CreatedAt.UTC(), Members: orEmpty(members[t.ID])})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d exportData) accounts(emit func(any) error) error {
+	for _, a := range d.accountList {
+		if err := emit(exportAccount{ID: a.ID, Login: a.Login, Role: a.Role, TeamID: a.TeamID, CreatedAt: a.CreatedAt.UTC()}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d exportData) apiTokens(emit func(any) error) error {
+	for _, t := range d.tokens {
+		err := emit(exportToken{ID: t.ID, TeamID: t.TeamID, Name: t.Name, CreatedBy: t.CreatedBy,
+			CreatedAt: t.CreatedAt.UTC(), LastUsedAt: timeOrNull(t.LastUsedAt)})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// boards emits the boards as they stand now, live (hidden teams marked,
+// unranked).
+func (d exportData) boards(emit func(any) error) error {
+	for _, bracket := range append([]string{""}, d.contest.Settings.Brackets...) {
+		board := portal.Board(d.standings, bracket, true)
+		rows := make([]exportStanding, len(board))
+		for i, st := range board {
+			rows[i] = exportStanding{apiRow: rowOf(st), Hidden: st.Hidden}
+		}
+		if err := emit(exportBoard{Bracket: bracket, Rows: rows}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validation emits each team's validation, in the live board's order, as
+// on /admin/validation.
+func (d exportData) validation(emit func(any) error) error {
+	for _, st := range portal.Board(d.standings, "", true) {
+		l := portal.Validate(st, d.validations[st.TeamID], d.contest.Settings.Threshold())
+		line := exportValidation{TeamID: st.TeamID, Job: l.Job.ID, Ratio: l.Ratio, State: l.State, Flagged: l.Flagged()}
+		if st.Passed {
+			score := st.Score
+			line.FinalScore = &score
+		}
+		if l.Job.State == portal.JobFinished {
+			score := l.Job.Score
+			line.ValidationScore = &score
+		}
+		if err := emit(line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportJobs emits every job, reading them ExportPage at a time.
+func (s *Server) exportJobs(ctx context.Context, emit func(any) error) error {
+	for after := int64(0); ; {
+		jobs, err := s.store.JobsAfter(ctx, after, ExportPage)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			if err := emit(exportJobOf(j)); err != nil {
+				return err
+			}
+			after = j.ID
+		}
+		if len(jobs) < ExportPage {
+			return nil
+		}
+	}
+}
+
+// announcements emits the announcements, the oldest first.
+func (d exportData) announcements(emit func(any) error) error {
+	for i := len(d.announced) - 1; i >= 0; i-- {
+		a := d.announced[i]
+		if err := emit(exportAnnouncement{ID: a.ID, At: a.At.UTC(), By: a.By, Text: a.Text}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// clarifications emits every clarification, the oldest first.
+func (d exportData) clarifications(emit func(any) error) error {
+	for i := len(d.clarified) - 1; i >= 0; i-- {
+		cl := d.clarified[i]
+		err := emit(exportClarification{ID: cl.ID, TeamID: cl.TeamID, AskedBy: cl.AskedBy, AskedAt: cl.AskedAt.UTC(),
+			Original: cl.Original, Question: cl.Question, Answer: cl.Answer, AnsweredAt: timeOrNull(cl.AnsweredAt),
+			AnsweredBy: cl.AnsweredBy, Published: cl.Published})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d exportData) auditLog(emit func(any) error) error {
+	for _, entry := range d.audit {
+		if err := emit(entry); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func exportJobOf(j portal.Job) exportJob {
