@@ -17,6 +17,10 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"golang.org/x/net/html"
+
+	"github.com/tunecon/tunecon/engine/internal/dom"
+	"github.com/tunecon/tunecon/engine/internal/httpcache"
+	"github.com/tunecon/tunecon/engine/internal/wire"
 )
 
 // Defaults of a virtual user's HTTP behaviour.
@@ -42,6 +46,10 @@ const (
 	// DefaultAssetParallelism is how many assets of a page a user fetches at once.
 	DefaultAssetParallelism = 4
 )
+
+// DefaultCacheEntries caps one user's cache; past it the cache starts over,
+// as a small browser cache would evict.
+const DefaultCacheEntries = 256
 
 // Pool says how virtual users share connections.
 type Pool int
@@ -93,6 +101,18 @@ func (c AgentConfig) withDefaults() AgentConfig {
 	return c
 }
 
+// newTransport builds the one place connection policy is decided.
+func newTransport(c AgentConfig) *wire.Transport {
+	wc := wire.Config{ConnectTimeout: c.ConnectTimeout, FirstByteTimeout: c.FirstByteTimeout,
+		RequestTimeout: c.RequestTimeout, MaxBodyBytes: c.MaxBodyBytes, NoKeepAlive: c.NoKeepAlive,
+		MaxConns: DefaultMaxConnsPerUser, MaxIdle: DefaultMaxIdlePerUser, IdleTimeout: DefaultIdleConnTimeout,
+		Dial: c.dial, Control: c.control}
+	if c.Pool == PoolShared {
+		wc.MaxConns, wc.MaxIdle = 0, 100_000
+	}
+	return wire.New(wc)
+}
+
 // recorder is what an agent reports requests to; asset marks a page's
 // asset, accounted apart from the scored actions' requests.
 type recorder interface {
@@ -112,9 +132,9 @@ func (nopRecorder) failed(string, time.Duration, bool, bool) {}
 type Agent struct {
 	base     *url.URL
 	cfg      AgentConfig
-	tr       *transport
+	tr       *wire.Transport
 	jar      atomic.Pointer[cookiejar.Jar] // made at the first cookie
-	cache    *cache
+	cache    *httpcache.Cache
 	rec      recorder
 	manifest Manifest
 	clock    Clock
@@ -130,10 +150,10 @@ func NewAgent(base *url.URL, cfg AgentConfig, manifest Manifest) *Agent {
 	return newAgent(base, cfg, newTransport(cfg), nopRecorder{}, manifest, WallClock)
 }
 
-func newAgent(base *url.URL, cfg AgentConfig, tr *transport, rec recorder, manifest Manifest, clock Clock) *Agent {
+func newAgent(base *url.URL, cfg AgentConfig, tr *wire.Transport, rec recorder, manifest Manifest, clock Clock) *Agent {
 	a := &Agent{base: base, cfg: cfg, tr: tr, rec: rec, manifest: manifest, clock: clock}
 	if !cfg.NoCache {
-		a.cache = newCache()
+		a.cache = httpcache.New(DefaultCacheEntries)
 	}
 	return a
 }
@@ -276,29 +296,32 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 	if host != "" && host != u.Host {
 		site = &url.URL{Scheme: u.Scheme, Host: host, Path: u.Path, RawPath: u.RawPath, RawQuery: u.RawQuery}
 	}
-	var entry *cacheEntry
+	var entry *httpcache.Entry
 	var key string // the cache's key, made only when the cache is used
-	if method == http.MethodGet && a.cache != nil && !a.cache.empty() {
+	if method == http.MethodGet && a.cache != nil && !a.cache.Empty() {
 		key = site.String()
-		entry = a.cache.lookup(key)
-		if entry != nil && entry.fresh(a.clock.Now()) {
-			res.StatusCode, res.Header, res.Body, res.FromCache = entry.status, entry.header, entry.body, true
+		entry = a.cache.Lookup(key)
+		if entry != nil && entry.Fresh(a.clock.Now()) {
+			res.StatusCode, res.Header, res.Body, res.FromCache = entry.Status, entry.Header, entry.Body, true
 			res.Sent, res.Received = a.clock.Now(), a.clock.Now()
 			return res, nil
 		}
 	}
-	rq := wireRequest{method: method, u: u, host: host, header: header, body: body, ua: a.cfg.UserAgent, limit: limit}
+	rq := wire.Request{Method: method, URL: u, Host: host, Header: header, Body: body, UserAgent: a.cfg.UserAgent,
+		Timeout: limit}
 	if jar := a.jar.Load(); jar != nil {
-		rq.cookie = cookieHeader(jar.Cookies(site))
+		rq.Cookie = cookieHeader(jar.Cookies(site))
 	}
 	if entry != nil {
-		rq.ifNoneMatch, rq.ifModifiedSince = entry.etag, entry.lastModified
+		rq.IfNoneMatch, rq.IfModifiedSince = entry.ETag, entry.LastModified
 	}
 
 	res.Sent = a.clock.Now()
-	wr, err := a.tr.roundTrip(ctx, &rq)
+	wr, err := a.tr.RoundTrip(ctx, &rq)
 	if err != nil {
-		if e, ok := err.(*Error); ok { // the scenario's own fault: nothing was sent
+		// The scenario's own fault: nothing was sent.
+		if re, ok := err.(*wire.RequestError); ok {
+			e := Internalf("bad-request", "%s", re.Message)
 			e.Request, e.URL = endpoint, u.String()
 			return nil, e
 		}
@@ -307,24 +330,24 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
 	a.rec.request(endpoint, res.Elapsed, asset)
-	if date := wr.header["Date"]; a.skew != nil && len(date) > 0 {
+	if date := wr.Header["Date"]; a.skew != nil && len(date) > 0 {
 		a.skew.observe(date[0], res.Sent, res.Received)
 	}
-	res.StatusCode, res.Header, res.Body = wr.status, wr.header, wr.body
-	if _, ok := wr.header["Set-Cookie"]; ok {
-		a.setCookies(site, wr.header)
+	res.StatusCode, res.Header, res.Body = wr.Status, wr.Header, wr.Body
+	if _, ok := wr.Header["Set-Cookie"]; ok {
+		a.setCookies(site, wr.Header)
 	}
 
 	if a.cache != nil && method == http.MethodGet {
 		switch {
-		case wr.status == http.StatusNotModified && entry != nil:
-			entry.refresh(wr.header, a.clock.Now())
-			res.StatusCode, res.Header, res.Body, res.Revalidated = entry.status, entry.header, entry.body, true
-		case entry != nil || cacheable(wr.header):
+		case wr.Status == http.StatusNotModified && entry != nil:
+			entry.Refresh(wr.Header, a.clock.Now())
+			res.StatusCode, res.Header, res.Body, res.Revalidated = entry.Status, entry.Header, entry.Body, true
+		case entry != nil || httpcache.Cacheable(wr.Header):
 			if key == "" {
 				key = site.String()
 			}
-			a.cache.store(key, wr.status, wr.header, wr.body, a.clock.Now())
+			a.cache.Store(key, wr.Status, wr.Header, wr.Body, a.clock.Now())
 		}
 	}
 	return res, nil
@@ -428,31 +451,31 @@ func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err err
 func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err error, took, own time.Duration) *Error {
 	e := &Error{Request: endpoint, URL: u.String(), Class: ClassApplication, Code: "connection",
 		Detail: fmt.Errorf("after %s: %w", took.Round(time.Millisecond), err)}
-	var we *wireError
-	stage, limit := stageHeaders, limitNone
+	var we *wire.Error
+	stage, limit := wire.StageHeaders, wire.LimitNone
 	if errors.As(err, &we) {
-		stage, limit = we.stage, we.limit
+		stage, limit = we.Stage, we.Limit
 	}
 	switch {
-	case ctx.Err() != nil, we != nil && we.cutOff:
+	case ctx.Err() != nil, we != nil && we.CutOff:
 		e.Code, e.Message, e.Detail = "cut-off", "cut off by the end of the phase", fmt.Errorf("%w: %v", ErrCutOff, err)
 	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
 		// Out of file descriptors while dialling: the benchmarker's own
 		// limit, not the app's fault.
 		e.Class, e.Code = ClassInternal, "open-files"
 		e.Message = "the benchmarker ran out of open files (raise its ulimit -n, or lower the users)"
-	case errors.Is(err, errBodyTooLarge):
+	case errors.Is(err, wire.ErrBodyTooLarge):
 		e.Code, e.Message = "too-large", fmt.Sprintf("response body larger than %d bytes", a.cfg.MaxBodyBytes)
-	case limit == limitConnect:
+	case limit == wire.LimitConnect:
 		e.Class, e.Code = ClassTimeout, "connect-timeout"
 		e.Message = fmt.Sprintf("could not connect within %s (is the target's listen queue full?)", a.cfg.ConnectTimeout)
-	case limit == limitTLS:
+	case limit == wire.LimitTLS:
 		e.Class, e.Code = ClassTimeout, "connect-timeout"
 		e.Message = fmt.Sprintf("no TLS handshake within %s", a.cfg.ConnectTimeout)
-	case limit == limitHeaders:
+	case limit == wire.LimitHeaders:
 		e.Class, e.Code = ClassTimeout, "timeout"
 		e.Message = fmt.Sprintf("no response headers within %s", cmp.Or(own, a.cfg.FirstByteTimeout))
-	case limit == limitWhole:
+	case limit == wire.LimitWhole:
 		e.Class, e.Code = ClassTimeout, "timeout"
 		e.Message = fmt.Sprintf("no complete response within %s", cmp.Or(own, a.cfg.RequestTimeout))
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -460,29 +483,17 @@ func (a *Agent) classify(ctx context.Context, endpoint string, u *url.URL, err e
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		e.Message = "connection reset by the target"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		if stage == stageBody {
+		if stage == wire.StageBody {
 			e.Message = "connection closed before the response body was complete"
 		} else {
 			e.Message = "connection closed without a response"
 		}
-	case looksMalformed(err):
+	case wire.IsMalformed(err):
 		e.Message = "malformed HTTP response"
 	default:
 		e.Message = "request failed: " + shortError(err)
 	}
 	return e
-}
-
-// looksMalformed reports a response that is not valid HTTP; net/http gives
-// these no typed errors, so the words of its messages are matched.
-func looksMalformed(err error) bool {
-	msg := err.Error()
-	for _, w := range []string{"malformed", "invalid", "gzip", "bad header", "unsupported transfer encoding"} {
-		if strings.Contains(msg, w) {
-			return true
-		}
-	}
-	return false
 }
 
 // shortError strips Go's "Get \"url\": " prefixes from a transport error.
@@ -528,7 +539,7 @@ func (r *Response) node() (*html.Node, error) {
 	if r.root != nil {
 		return r.root, nil
 	}
-	root, err := parseHTML(r.Body)
+	root, err := dom.Parse(r.Body)
 	if err != nil {
 		return nil, &Error{Code: "html", Request: r.Endpoint, Message: "response is not parseable HTML", Detail: err}
 	}

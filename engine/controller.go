@@ -161,6 +161,9 @@ func (w window) lateShare() float64 {
 	return float64(w.LateTicks) / float64(w.Ticks)
 }
 
+// slowPct is the percentage of the requests that were slow.
+func (w window) slowPct() float64 { return 100 * float64(w.Slow) / float64(max(w.Requests, 1)) }
+
 // mean is the mean response time of the answered requests.
 func (w window) mean() time.Duration {
 	if w.Answered == 0 {
@@ -277,7 +280,6 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		ev = ev.plus(x)
 	}
 	seen := len(c.recent)
-	pct := func(n int64) float64 { return 100 * float64(n) / float64(max(ev.Requests, 1)) }
 	slowLimit := p.MaxSlowRate * float64(ev.Requests)
 	switch {
 	case ev.Timeouts > 0 && float64(ev.Timeouts) > p.MaxTimeoutRate*float64(ev.Requests):
@@ -288,7 +290,7 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		return c.hold("idle", fmt.Sprintf("no request completed in the last %s", time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit && float64(w.Slow) > p.MaxSlowRate*float64(w.Requests):
 		// Over the limit, and the newest interval too: not already recovering.
-		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)", pct(ev.Slow), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
 	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare:
 		// The benchmarker's goroutines wait for a CPU: it cannot drive
 		// these users, and the latencies it measures are its own.
@@ -297,18 +299,28 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		return c.hold("errors", fmt.Sprintf("%d error(s) in the last %s", ev.Errors, time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit/2:
 		c.step = p.Growth * minStepShare
-		return c.hold("near", fmt.Sprintf("%.1f%% of %d requests slower than %s, near the limit of %.1f%%", pct(ev.Slow), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+		return c.hold("near", fmt.Sprintf("%.1f%% of %d requests slower than %s, near the limit of %.1f%%", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
 	case users >= p.MaxUsers:
 		return c.hold("max", fmt.Sprintf("at the maximum of %d users", p.MaxUsers))
 	}
+	return c.grow(ev, seen, users)
+}
+
+// grow follows an evidence of seen intervals, ev, that gave no reason to
+// shrink or hold: unless one of its intervals alone was unhealthy, it adds
+// the step's share of the users (the smallest step when the target seems
+// near its capacity), within MaxUsers and the benchmarker's open files.
+func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, cause string) {
+	p := c.p
+	// Each interval of the evidence must be healthy, not just their sum.
 	for _, x := range c.recent {
 		if x.Requests == 0 || x.Errors > 0 || float64(x.Slow) > p.MaxSlowRate*float64(x.Requests)/2 || x.lateShare() > maxLateShare/2 {
-			return 0, wait, "", "" // each interval of the evidence must be healthy, not just their sum
+			return 0, wait, "", ""
 		}
 	}
 	mean := ev.mean()
 	why := fmt.Sprintf("healthy for %s: %d requests, mean response %s, %.1f%% slower than %s, no timeouts or errors",
-		time.Duration(seen)*p.Interval, ev.Requests, roundLatency(mean), pct(ev.Slow), p.SlowRequest)
+		time.Duration(seen)*p.Interval, ev.Requests, roundLatency(mean), ev.slowPct(), p.SlowRequest)
 	if ev.Answered > 0 && (c.fastest == 0 || mean < c.fastest) {
 		c.fastest = mean
 	}

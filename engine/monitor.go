@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/tunecon/tunecon/engine/internal/proc"
 )
 
 // Self-monitoring thresholds: past either, the benchmarker was the bottleneck
@@ -64,7 +66,7 @@ type monitor struct {
 func startMonitor(parts []string) *monitor {
 	m := &monitor{stop: make(chan struct{}), done: make(chan struct{}), lag: hdrhistogram.New(1, 60_000_000, 2)}
 	m.parts = startPartProfile(parts)
-	m.startCPU = processCPU()
+	m.startCPU = proc.CPU()
 	m.startWall = time.Now()
 	runtime.ReadMemStats(&m.startGC)
 	go m.loop()
@@ -105,7 +107,7 @@ func (m *monitor) finish() BenchmarkerStats {
 	<-m.done
 	parts, note := m.parts.finish()
 	wall := time.Since(m.startWall)
-	cpu := processCPU() - m.startCPU
+	cpu := proc.CPU() - m.startCPU
 	var gc runtime.MemStats
 	runtime.ReadMemStats(&gc)
 	cores := min(runtime.GOMAXPROCS(0), runtime.NumCPU())

@@ -203,59 +203,10 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	if r.Deduction > 0 {
 		fmt.Fprintf(&b, "Deduction: %.1f\n", r.Deduction)
 	}
-	if len(r.Endpoints) > 0 {
-		b.WriteString("\nEndpoints, the most time first (time: count × mean latency, as a share of all):\n")
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "endpoint\tcount\terrors\ttime %\tmean ms\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
-		for _, e := range r.Endpoints {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", e.Name, e.Count, e.Errors, 100*e.TimeShare, e.MeanMs, e.P50ms, e.P90ms, e.P99ms, e.MaxMs)
-		}
-		tw.Flush()
-	}
+	r.writeEndpoints(&b)
 	r.writePoints(&b)
-	if len(r.Load) > 0 || r.Workload.Final > 0 {
-		fmt.Fprintf(&b, "\nUsers: %d at the start, %d at the end, %d at most\n", r.Workload.Start, r.Workload.Final, r.Workload.Peak)
-		for _, c := range r.Load {
-			fmt.Fprintf(&b, "  %5.0fs  %4d -> %-4d %s", c.AtSeconds, c.From, c.To, c.Cause)
-			if c.Times > 1 {
-				fmt.Fprintf(&b, " (%d times, until %.0fs)", c.Times, c.LastAtSeconds)
-			}
-			b.WriteString("\n")
-		}
-		if len(r.LimitedBy) > 0 {
-			b.WriteString("What held the users back:")
-			for i, reason := range slices.Sorted(maps.Keys(r.LimitedBy)) {
-				sep := ","
-				if i == 0 {
-					sep = ""
-				}
-				fmt.Fprintf(&b, "%s %s (%d)", sep, LimitReason(reason), r.LimitedBy[reason])
-			}
-			b.WriteString("\n")
-		}
-		if r.Workload.MaxReached {
-			b.WriteString("WARNING: the users reached the scenario's maximum; the cap, not the app, may have set this score\n")
-		}
-		if r.LimitedBy["benchmarker"] > 0 {
-			b.WriteString("WARNING: the benchmarker reached its own limits (its CPU or its open files); the machine, not the app, may have set this score\n")
-		}
-	}
-	if bm := r.Benchmarker; bm.Cores > 0 {
-		fmt.Fprintf(&b, "\nBenchmarker: %.1f CPU s (%.0f%% of %d cores), timer lag p99 %.1f ms, %d GC cycles", bm.CPUSeconds, 100*bm.CPUShare, bm.Cores, bm.SchedLagP99, bm.GCCycles)
-		for _, p := range bm.Parts {
-			fmt.Fprintf(&b, "\n  of which %s: %.0f%% (about %.1f CPU s, sampled)", p.Name, 100*p.Share, p.Share*bm.CPUSeconds)
-		}
-		if bm.PartsNote != "" {
-			fmt.Fprintf(&b, "\nNote: %s", bm.PartsNote)
-		}
-		switch {
-		case bm.Saturated:
-			fmt.Fprintf(&b, "\nWARNING: the benchmarker was saturated (%s); this score measures the benchmarker, not the app", bm.Reason)
-		case bm.Reason != "":
-			fmt.Fprintf(&b, "\nNote: %s", bm.Reason)
-		}
-		b.WriteString("\n")
-	}
+	r.writeLoad(&b)
+	r.writeBenchmarker(&b)
 	switch tc := r.TargetClock; {
 	case tc.Known:
 		fmt.Fprintf(&b, "Target clock: %+.3f s ± %.3f s against the benchmarker's (from %d Date headers)\n", tc.OffsetMs/1000, tc.UncertaintyMs/1000, tc.Responses)
@@ -271,6 +222,76 @@ func (r *Result) WriteSummary(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeEndpoints writes the per-endpoint table, the most time first.
+func (r *Result) writeEndpoints(b *strings.Builder) {
+	if len(r.Endpoints) == 0 {
+		return
+	}
+	b.WriteString("\nEndpoints, the most time first (time: count × mean latency, as a share of all):\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "endpoint\tcount\terrors\ttime %\tmean ms\tp50 ms\tp90 ms\tp99 ms\tmax ms\t")
+	for _, e := range r.Endpoints {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", e.Name, e.Count, e.Errors, 100*e.TimeShare, e.MeanMs, e.P50ms, e.P90ms, e.P99ms, e.MaxMs)
+	}
+	tw.Flush()
+}
+
+// writeLoad writes the users at the start, at the end and at most, the load
+// controller's decisions and what held the users back.
+func (r *Result) writeLoad(b *strings.Builder) {
+	if len(r.Load) == 0 && r.Workload.Final == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nUsers: %d at the start, %d at the end, %d at most\n", r.Workload.Start, r.Workload.Final, r.Workload.Peak)
+	for _, c := range r.Load {
+		fmt.Fprintf(b, "  %5.0fs  %4d -> %-4d %s", c.AtSeconds, c.From, c.To, c.Cause)
+		if c.Times > 1 {
+			fmt.Fprintf(b, " (%d times, until %.0fs)", c.Times, c.LastAtSeconds)
+		}
+		b.WriteString("\n")
+	}
+	if len(r.LimitedBy) > 0 {
+		b.WriteString("What held the users back:")
+		for i, reason := range slices.Sorted(maps.Keys(r.LimitedBy)) {
+			sep := ","
+			if i == 0 {
+				sep = ""
+			}
+			fmt.Fprintf(b, "%s %s (%d)", sep, LimitReason(reason), r.LimitedBy[reason])
+		}
+		b.WriteString("\n")
+	}
+	if r.Workload.MaxReached {
+		b.WriteString("WARNING: the users reached the scenario's maximum; the cap, not the app, may have set this score\n")
+	}
+	if r.LimitedBy["benchmarker"] > 0 {
+		b.WriteString("WARNING: the benchmarker reached its own limits (its CPU or its open files); the machine, not the app, may have set this score\n")
+	}
+}
+
+// writeBenchmarker writes how the benchmarker itself fared, when it was
+// measured.
+func (r *Result) writeBenchmarker(b *strings.Builder) {
+	bm := r.Benchmarker
+	if bm.Cores <= 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nBenchmarker: %.1f CPU s (%.0f%% of %d cores), timer lag p99 %.1f ms, %d GC cycles", bm.CPUSeconds, 100*bm.CPUShare, bm.Cores, bm.SchedLagP99, bm.GCCycles)
+	for _, p := range bm.Parts {
+		fmt.Fprintf(b, "\n  of which %s: %.0f%% (about %.1f CPU s, sampled)", p.Name, 100*p.Share, p.Share*bm.CPUSeconds)
+	}
+	if bm.PartsNote != "" {
+		fmt.Fprintf(b, "\nNote: %s", bm.PartsNote)
+	}
+	switch {
+	case bm.Saturated:
+		fmt.Fprintf(b, "\nWARNING: the benchmarker was saturated (%s); this score measures the benchmarker, not the app", bm.Reason)
+	case bm.Reason != "":
+		fmt.Fprintf(b, "\nNote: %s", bm.Reason)
+	}
+	b.WriteString("\n")
 }
 
 // writePoints writes where the points came from, by tag, and where they

@@ -13,6 +13,9 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/tunecon/tunecon/engine/internal/proc"
+	"github.com/tunecon/tunecon/engine/internal/wire"
 )
 
 // Defaults of a run's phases.
@@ -151,7 +154,7 @@ type Run struct {
 	led       *ledger
 	st        *stats
 	skew      skew
-	shared    *transport
+	shared    *wire.Transport
 	agentCfg  AgentConfig
 	phase     atomic.Value // string
 	started   time.Time
@@ -218,7 +221,7 @@ func (r *Run) SleepUntil(ctx context.Context, t time.Time) bool { return r.Sleep
 func (r *Run) NewAgent() *Agent {
 	tr := r.shared
 	if r.agentCfg.Pool == PoolPerUser {
-		tr = r.shared.perUser()
+		tr = r.shared.PerUser()
 	}
 	a := newAgent(r.Target, r.agentCfg, tr, r.st, r.meta.Assets, r.b.clock)
 	if p := r.Phase(); p == PhaseInitialize || p == PhasePreCheck {
@@ -504,7 +507,7 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 		w := cur.minus(last)
 		last = cur
 		users := pool.size()
-		ctl.files = openFiles()
+		ctl.files.open, ctl.files.limit = proc.OpenFiles()
 		delta, kind, reason, cause := ctl.decide(w, users, r.b.clock.Now().Before(arrived))
 		if kind == wait {
 			continue

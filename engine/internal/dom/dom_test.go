@@ -1,4 +1,4 @@
-package engine
+package dom
 
 import (
 	"bytes"
@@ -109,7 +109,7 @@ func TestPlainHTMLBuildsParsesTree(t *testing.T) {
 
 // FuzzPlainHTMLMatchesParse: whatever the builder takes, it builds
 // html.Parse's tree. Run it with
-// go test ./engine -run XXX -fuzz FuzzPlainHTMLMatchesParse.
+// go test ./engine/internal/dom -run XXX -fuzz FuzzPlainHTMLMatchesParse.
 func FuzzPlainHTMLMatchesParse(f *testing.F) {
 	for _, p := range plainPages {
 		f.Add(p)
@@ -193,6 +193,15 @@ func describe(n *html.Node) string {
 	var b bytes.Buffer
 	_ = html.Render(&b, n)
 	return fmt.Sprintf("%v %q %q", n.Type, n.Data, abbreviate(b.String(), 60))
+}
+
+// abbreviate cuts s to n runes and an ellipsis.
+func abbreviate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
 }
 
 // TestPlainHTMLOnGeneratedPages builds random pages from tags that nest in

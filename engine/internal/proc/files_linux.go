@@ -1,4 +1,4 @@
-package engine
+package proc
 
 import (
 	"math"
@@ -6,21 +6,21 @@ import (
 	"syscall"
 )
 
-// openFiles returns how many files this process has open and how many it
+// OpenFiles returns how many files this process has open and how many it
 // may (its RLIMIT_NOFILE); 0, 0 when either is unknown.
-func openFiles() fileUse {
+func OpenFiles() (open, limit int) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fileUse{}
+		return 0, 0
 	}
 	d, err := os.Open("/proc/self/fd")
 	if err != nil {
-		return fileUse{}
+		return 0, 0
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return fileUse{}
+		return 0, 0
 	}
-	return fileUse{open: len(names), limit: int(min(lim.Cur, math.MaxInt32))}
+	return len(names), int(min(lim.Cur, math.MaxInt32))
 }

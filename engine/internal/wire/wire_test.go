@@ -1,10 +1,9 @@
-package engine
+package wire
 
 import (
 	"bufio"
 	"bytes"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -75,7 +74,8 @@ func TestReadResponseAsNetHTTP(t *testing.T) {
 	}
 }
 
-// FuzzReadResponseAsNetHTTP: go test ./engine -run XXX -fuzz FuzzReadResponseAsNetHTTP
+// FuzzReadResponseAsNetHTTP: go test ./engine/internal/wire -run XXX -fuzz
+// FuzzReadResponseAsNetHTTP
 func FuzzReadResponseAsNetHTTP(f *testing.F) {
 	for _, raw := range rawResponses {
 		f.Add(raw)
@@ -86,6 +86,9 @@ func FuzzReadResponseAsNetHTTP(f *testing.F) {
 		}
 	})
 }
+
+// maxBodyBytes is the engine's DefaultMaxBodyBytes.
+const maxBodyBytes = 16 << 20
 
 func compareWithNetHTTP(raw, method string) string {
 	// net/http's transport skips informational responses (101 aside) and
@@ -103,18 +106,18 @@ func compareWithNetHTTP(raw, method string) string {
 		}
 		wantBody, wantErr = io.ReadAll(want.Body)
 	}
-	tr := newTransport(AgentConfig{}.withDefaults())
+	tr := New(Config{})
 	br := bufio.NewReader(strings.NewReader(raw))
 	head, _, gotErr := readHead(br, method, nil)
 	var gotBody []byte
 	if gotErr == nil {
-		gotBody, gotErr = tr.readBody(br, &head, false, DefaultMaxBodyBytes)
+		gotBody, gotErr = tr.readBody(br, &head, false, maxBodyBytes)
 	}
 	switch {
 	case (wantErr == nil) != (gotErr == nil):
 		return "net/http: " + errString(wantErr) + "; transport: " + errString(gotErr)
 	case wantErr != nil:
-		if looksMalformed(wantErr) != looksMalformed(gotErr) {
+		if IsMalformed(wantErr) != IsMalformed(gotErr) {
 			return "errors read differently: net/http " + wantErr.Error() + "; transport " + gotErr.Error()
 		}
 		return ""
@@ -128,7 +131,8 @@ func compareWithNetHTTP(raw, method string) string {
 	if !bytes.Equal(wantBody, gotBody) {
 		return "bodies differ"
 	}
-	if want.Close != head.close && want.StatusCode != 101 { // a 101's connection is never reused
+	// A 101's connection is never reused.
+	if want.Close != head.close && want.StatusCode != 101 {
 		return "the connection's end differs"
 	}
 	return ""
@@ -146,46 +150,3 @@ func formatHeader(h http.Header) string {
 	_ = h.Write(&b)
 	return b.String()
 }
-
-// TestPlainPathResolvesAsParse: the resolver's shortcut gives the URL
-// base.Parse gives, and leaves anything unusual to it.
-func TestPlainPathResolvesAsParse(t *testing.T) {
-	t.Parallel()
-	paths := []string{"/", "/a", "/a/b/", "/articles/12", "/static/css/blog.css", "/a.b/c-d_e~f", "/?page=2",
-		"/search?q=%E3%81%82&x=1+2", "/a?b=c/d:e@f", "/./a", "/a/../b", "//host/x", "/a//b", "a/b", "", "/a b",
-		"/%41", "/a?", "/a#frag", "/a?x#y", "/.well-known/x", "/a/.b", "/a.", "/a?q=\x7f", "/ä", "/a;b", "/a!b"}
-	for _, base := range []string{"http://127.0.0.1:8080/", "https://example.com/app/", "http://u:p@h/x/y"} {
-		b, _ := url.Parse(base)
-		a := &Agent{base: b}
-		for _, p := range paths {
-			want, wantErr := b.Parse(p)
-			got, gotErr := a.resolve(p)
-			if (wantErr == nil) != (gotErr == nil) || (wantErr == nil && *want != *got) {
-				t.Errorf("%s + %q: got %#v %v, want %#v %v", base, p, got, gotErr, want, wantErr)
-			}
-			if _, _, ok := plainPath(p); ok && strings.ContainsAny(p, " #") {
-				t.Errorf("%q taken as plain", p)
-			}
-		}
-	}
-}
-
-// TestPlainMediaType: the content type shortcut agrees with
-// mime.ParseMediaType wherever it answers.
-func TestPlainMediaType(t *testing.T) {
-	t.Parallel()
-	check := ContentType("text/html")
-	for _, v := range []string{"text/html", "TEXT/HTML", "text/html; charset=utf-8", "text/html;charset=UTF-8",
-		"text/html; charset=", "text/html; charset", "text/html; foo", "text/html ; charset=utf-8", "text/htmlx",
-		"text/html; charset=utf-8; charset=x", "text/plain", "", "text/html; charset=\"utf-8\"", " text/html"} {
-		res := &Response{Header: http.Header{"Content-Type": {v}}, URL: &url.URL{Path: "/"}}
-		got := check(res) == nil
-		mt, _, err := mimeParse(v)
-		want := err == nil && strings.EqualFold(mt, "text/html")
-		if got != want {
-			t.Errorf("Content-Type %q: passed %v, want %v", v, got, want)
-		}
-	}
-}
-
-func mimeParse(v string) (string, map[string]string, error) { return mime.ParseMediaType(v) }

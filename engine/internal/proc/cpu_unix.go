@@ -1,14 +1,14 @@
 //go:build unix
 
-package engine
+package proc
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU is the user plus system CPU time this process has used.
-func processCPU() time.Duration {
+// CPU is the user plus system CPU time this process has used.
+func CPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

@@ -1,4 +1,7 @@
-package engine
+// Package dom builds the tree of an HTML page: a page of the plain shape
+// templates produce directly, in one pass, any other with x/net/html's
+// parser; the tree is html.Parse's either way.
+package dom
 
 import (
 	"bytes"
@@ -10,13 +13,13 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
-// parseHTML returns the tree html.Parse builds from body. A page of the plain
+// Parse returns the tree html.Parse builds from body. A page of the plain
 // shape templates produce is built directly: one pass, no tokenizer buffer,
 // its nodes and attributes in a few blocks and its strings cut from one copy
 // of the body. Anything else (and anything the direct builder is unsure of)
 // goes to html.Parse, so the tree is always exactly html.Parse's; a
 // differential test and a fuzz target hold the builder to that.
-func parseHTML(body []byte) (*html.Node, error) {
+func Parse(body []byte) (*html.Node, error) {
 	if doc, ok := buildPlainHTML(body); ok {
 		return doc, nil
 	}
@@ -44,13 +47,15 @@ func parseHTML(body []byte) (*html.Node, error) {
 // tags spell out, which is what this builder builds. It reports false at
 // the first thing outside the subset.
 type plainBuilder struct {
-	b     []byte // the page
-	s     string // the page as a string: text and attribute values are cut from it
+	b []byte // the page
+	// s is the page as a string: text and attribute values are cut from it.
+	s     string
 	pos   int
 	nodes []html.Node // the current block: never grown, so pointers stay valid
 	spare int         // nodes the bound allows beyond the first block
 	attrs []html.Attribute
-	cur   *html.Node // the current node: the open elements are it and its ancestors
+	// cur is the current node: the open elements are it and its ancestors.
+	cur *html.Node
 
 	mode                   int
 	doctype                bool
@@ -315,6 +320,15 @@ func (p *plainBuilder) startTag() bool {
 	if selfClosing && !void {
 		return false
 	}
+	if p.mode == modeInBody {
+		return p.bodyStartTag(a, name, spans, void)
+	}
+	return p.headStartTag(a, name, spans)
+}
+
+// headStartTag inserts an element before the body (html, head, an element
+// of the head, body), if the parser would insert it there as the tags say.
+func (p *plainBuilder) headStartTag(a atom.Atom, name string, spans []attrSpan) bool {
 	switch p.mode {
 	case modeInitial:
 		if a != atom.Html {
@@ -349,8 +363,6 @@ func (p *plainBuilder) startTag() bool {
 		p.cur = p.bod
 		p.mode = modeInBody
 		return true
-	case modeInBody:
-		return p.bodyStartTag(a, name, spans, void)
 	}
 	return false
 }
@@ -588,7 +600,8 @@ func (p *plainBuilder) rawText(el *html.Node) bool {
 				return false // script data's escape states
 			}
 			if el.DataAtom == atom.Textarea {
-				content = strings.TrimPrefix(content, "\n") // the parser drops a first newline
+				// The parser drops a first newline.
+				content = strings.TrimPrefix(content, "\n")
 			}
 			if (el.DataAtom == atom.Title || el.DataAtom == atom.Textarea) && strings.IndexByte(content, '&') >= 0 {
 				content = html.UnescapeString(content)

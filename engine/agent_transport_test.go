@@ -159,7 +159,8 @@ func TestAgentSurvivesConnectionsTheServerClosed(t *testing.T) {
 	defer a.Close()
 	ctx := context.Background()
 	for i := range 4 {
-		time.Sleep(50 * time.Millisecond) // the server has closed the last connection
+		// The server has closed the last connection.
+		time.Sleep(50 * time.Millisecond)
 		var res *engine.Response
 		var err error
 		if i%2 == 0 {

@@ -1,6 +1,0 @@
-//go:build !linux
-
-package engine
-
-// openFiles is unknown here.
-func openFiles() fileUse { return fileUse{} }

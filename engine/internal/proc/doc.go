@@ -1,0 +1,3 @@
+// Package proc reads what this process uses of the machine: its CPU time
+// and its open files.
+package proc
