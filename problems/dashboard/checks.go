@@ -57,98 +57,140 @@ func violation(code, format string, args ...any) error {
 	return engine.Criticalf(code, format, args...)
 }
 
-// checkAnswer checks one service's answer relayed for parameters p, in a /data sent at sent and received at
-// received.
+// checkAnswer checks one service's answer relayed for parameters p, in a
+// /data sent at sent and received at received.
 func checkAnswer(svc *services.Services, it item, p data.Params, sent, received time.Time) error {
-	strict := func(v any) error {
-		dec := json.NewDecoder(bytes.NewReader(it.Data))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(v); err != nil {
-			return violation("data-answer", "%s: the answer is not the service's (%v)", it.Service, err)
-		}
-		return nil
-	}
-	wrong := func(format string, args ...any) error {
-		return violation("data-"+it.Service, it.Service+": "+format, args...)
-	}
 	switch it.Service {
 	case data.Postal, data.Postal2:
-		var a services.PostalAnswer
-		if err := strict(&a); err != nil {
-			return err
-		}
-		want, _ := services.Address(p.Code)
-		if a.Code != p.Code || a.Address != want {
-			return wrong("code %q address %q, want the user's code %q and its address %q", a.Code, a.Address, p.Code, want)
-		}
+		return checkPostal(it, p)
 	case data.Surname, data.GivenName:
-		var a services.NamesAnswer
-		if err := strict(&a); err != nil {
-			return err
-		}
-		list := services.Surnames()
-		if it.Service == data.GivenName {
-			list = services.GivenNames()
-		}
-		want := services.SearchNames(list, p.Q)
-		if a.Query != p.Q || !slices.Equal(a.Names, want) {
-			return wrong("query %q with %d names, want the user's query %q with its %d names", a.Query, len(a.Names), p.Q, len(want))
-		}
+		return checkNames(it, p)
 	case data.Weather:
-		var a services.WeatherAnswer
-		if err := strict(&a); err != nil {
-			return err
-		}
-		date := time.UnixMilli(a.Date)
-		forecast, temp := services.Forecast(p.Location, date)
-		switch {
-		case a.Location != p.Location:
-			return wrong("location %q, want the user's %q", a.Location, p.Location)
-		case !services.WeatherPeriodAt(date).Equal(date) || a.Forecast != forecast || a.Temperature != temp:
-			return wrong("a forecast the service never gave (%s, %d at %s)", a.Forecast, a.Temperature, date.UTC().Format(time.RFC3339Nano))
-		case date.After(received):
-			return wrong("dated %s, after the answer came", date.UTC().Format(time.RFC3339Nano))
-		case sent.Sub(date) > weatherFreshness:
-			return wrong("the forecast of %s was %s old when /data was asked; at most %s", date.UTC().Format(time.RFC3339),
-				sent.Sub(date).Round(time.Millisecond), weatherFreshness)
-		}
+		return checkWeather(it, p, sent, received)
 	case data.Security:
-		var a services.TokenAnswer
-		if err := strict(&a); err != nil {
-			return err
-		}
-		if a.Req != p.Req || a.Key != p.Token {
-			return wrong("req %q key %q, want the user's", a.Req, a.Key)
-		}
-		issued, err := svc.CheckOnetime(a.Key, a.Req, a.OnetimeToken)
-		switch {
-		case err != nil:
-			return wrong("a one-time token the service never issued for this user (%v)", err)
-		case issued.After(received):
-			return wrong("a one-time token issued after the answer came")
-		case sent.Sub(issued) > tokenFreshness:
-			return wrong("a one-time token %s old when /data was asked; at most %s", sent.Sub(issued).Round(time.Millisecond), tokenFreshness)
-		}
+		return checkToken(svc, it, p, sent, received)
 	case data.Attacked:
-		var a services.AttackedAnswer
-		if err := strict(&a); err != nil {
-			return err
-		}
-		v, ok := svc.AttackedVersion(time.UnixMilli(a.UpdatedAt))
-		if !ok {
-			return wrong("updated_at %d is no list the service ever had", a.UpdatedAt)
-		}
-		keys := svc.AttackedKeys(p.Token, v.Seq)
-		switch {
-		case [3]string{a.Key1, a.Key2, a.Key3} != keys:
-			return wrong("keys of another token or list, not the user's")
-		case v.Start.After(received):
-			return wrong("a list that began after the answer came")
-		case !v.End.IsZero() && sent.Sub(v.End) > attackedFreshness:
-			return wrong("a list replaced %s before /data was asked; at most %s", sent.Sub(v.End).Round(time.Millisecond), attackedFreshness)
-		}
+		return checkAttacked(svc, it, p, sent, received)
 	default:
 		return violation("data-services", "/data answered for a service %q", it.Service)
+	}
+}
+
+// decode decodes the answer into v, the service's own type, refusing any
+// field the service does not send.
+func (it item) decode(v any) error {
+	dec := json.NewDecoder(bytes.NewReader(it.Data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return violation("data-answer", "%s: the answer is not the service's (%v)", it.Service, err)
+	}
+	return nil
+}
+
+// wrong is a violation of the answer's service, named in its code and its
+// message.
+func (it item) wrong(format string, args ...any) error {
+	return violation("data-"+it.Service, it.Service+": "+format, args...)
+}
+
+// checkPostal checks a postal service's answer: the user's code and its
+// address.
+func checkPostal(it item, p data.Params) error {
+	var a services.PostalAnswer
+	if err := it.decode(&a); err != nil {
+		return err
+	}
+	want, _ := services.Address(p.Code)
+	if a.Code != p.Code || a.Address != want {
+		return it.wrong("code %q address %q, want the user's code %q and its address %q", a.Code, a.Address, p.Code, want)
+	}
+	return nil
+}
+
+// checkNames checks a names service's answer: the user's query and the
+// names it finds.
+func checkNames(it item, p data.Params) error {
+	var a services.NamesAnswer
+	if err := it.decode(&a); err != nil {
+		return err
+	}
+	list := services.Surnames()
+	if it.Service == data.GivenName {
+		list = services.GivenNames()
+	}
+	want := services.SearchNames(list, p.Q)
+	if a.Query != p.Q || !slices.Equal(a.Names, want) {
+		return it.wrong("query %q with %d names, want the user's query %q with its %d names", a.Query, len(a.Names), p.Q, len(want))
+	}
+	return nil
+}
+
+// checkWeather checks the weather's answer: a forecast the service gave for
+// the user's location, fresh enough when /data was sent.
+func checkWeather(it item, p data.Params, sent, received time.Time) error {
+	var a services.WeatherAnswer
+	if err := it.decode(&a); err != nil {
+		return err
+	}
+	date := time.UnixMilli(a.Date)
+	forecast, temp := services.Forecast(p.Location, date)
+	switch {
+	case a.Location != p.Location:
+		return it.wrong("location %q, want the user's %q", a.Location, p.Location)
+	case !services.WeatherPeriodAt(date).Equal(date) || a.Forecast != forecast || a.Temperature != temp:
+		return it.wrong("a forecast the service never gave (%s, %d at %s)", a.Forecast, a.Temperature, date.UTC().Format(time.RFC3339Nano))
+	case date.After(received):
+		return it.wrong("dated %s, after the answer came", date.UTC().Format(time.RFC3339Nano))
+	case sent.Sub(date) > weatherFreshness:
+		return it.wrong("the forecast of %s was %s old when /data was asked; at most %s", date.UTC().Format(time.RFC3339),
+			sent.Sub(date).Round(time.Millisecond), weatherFreshness)
+	}
+	return nil
+}
+
+// checkToken checks the security service's answer: the user's req and key,
+// and a one-time token the service issued for them, fresh enough when /data
+// was sent.
+func checkToken(svc *services.Services, it item, p data.Params, sent, received time.Time) error {
+	var a services.TokenAnswer
+	if err := it.decode(&a); err != nil {
+		return err
+	}
+	if a.Req != p.Req || a.Key != p.Token {
+		return it.wrong("req %q key %q, want the user's", a.Req, a.Key)
+	}
+	issued, err := svc.CheckOnetime(a.Key, a.Req, a.OnetimeToken)
+	switch {
+	case err != nil:
+		return it.wrong("a one-time token the service never issued for this user (%v)", err)
+	case issued.After(received):
+		return it.wrong("a one-time token issued after the answer came")
+	case sent.Sub(issued) > tokenFreshness:
+		return it.wrong("a one-time token %s old when /data was asked; at most %s", sent.Sub(issued).Round(time.Millisecond), tokenFreshness)
+	}
+	return nil
+}
+
+// checkAttacked checks the attacked list's answer: the keys of the user's
+// token in a list the service had, not replaced for longer than the promise
+// allows when /data was sent.
+func checkAttacked(svc *services.Services, it item, p data.Params, sent, received time.Time) error {
+	var a services.AttackedAnswer
+	if err := it.decode(&a); err != nil {
+		return err
+	}
+	v, ok := svc.AttackedVersion(time.UnixMilli(a.UpdatedAt))
+	if !ok {
+		return it.wrong("updated_at %d is no list the service ever had", a.UpdatedAt)
+	}
+	keys := svc.AttackedKeys(p.Token, v.Seq)
+	switch {
+	case [3]string{a.Key1, a.Key2, a.Key3} != keys:
+		return it.wrong("keys of another token or list, not the user's")
+	case v.Start.After(received):
+		return it.wrong("a list that began after the answer came")
+	case !v.End.IsZero() && sent.Sub(v.End) > attackedFreshness:
+		return it.wrong("a list replaced %s before /data was asked; at most %s", sent.Sub(v.End).Round(time.Millisecond), attackedFreshness)
 	}
 	return nil
 }

@@ -44,11 +44,41 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := s.preCheckTokens(ctx, r, a, t, other, sub); err != nil {
 		return err
 	}
+	if err := s.preCheckOrganizerReads(ctx, a, t, now); err != nil {
+		return err
+	}
+	if err := s.preCheckPlayerReads(ctx, r, a, t, ps[0], now); err != nil {
+		return err
+	}
+	if err := s.preCheckHuge(ctx, r, a, rnd); err != nil {
+		return err
+	}
+	if err := s.preCheckDisqualified(ctx, a, t, dq, now); err != nil {
+		return err
+	}
+	if err := s.preCheckCompetition(ctx, r, a, t, other, ps); err != nil {
+		return err
+	}
+	if err := s.preCheckAdmin(ctx, r, a, t, ps[0]); err != nil {
+		return err
+	}
+	return s.preCheckBadRequests(ctx, r, a, t)
+}
 
-	// What each role reads of the tenant, exactly.
-	org := func() error { return s.signIn(a, t.name, roleOrganizer, organizerSub, now) }
-	as := func(p *player) error { return s.signIn(a, t.name, rolePlayer, strconv.FormatInt(p.id, 10), now) }
-	if err := org(); err != nil {
+// asOrganizer signs a in as t's organizer, with a token issued at now.
+func (s *Scenario) asOrganizer(a *engine.Agent, t *tenant, now time.Time) error {
+	return s.signIn(a, t.name, roleOrganizer, organizerSub, now)
+}
+
+// asPlayer signs a in as p, a player of t, with a token issued at now.
+func (s *Scenario) asPlayer(a *engine.Agent, t *tenant, p *player, now time.Time) error {
+	return s.signIn(a, t.name, rolePlayer, strconv.FormatInt(p.id, 10), now)
+}
+
+// preCheckOrganizerReads checks what t's organizer reads of it, exactly:
+// itself, the players, the competitions and the bill.
+func (s *Scenario) preCheckOrganizerReads(ctx context.Context, a *engine.Agent, t *tenant, now time.Time) error {
+	if err := s.asOrganizer(a, t, now); err != nil {
 		return err
 	}
 	if err := s.readMe(ctx, a, roleOrganizer, organizerSub, t, nil); err != nil {
@@ -60,13 +90,17 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if _, err := s.listCompetitions(ctx, a, t, epOrgCompetitions, "/api/organizer/competitions", engine.NoScore); err != nil {
 		return err
 	}
-	if err := s.readBilling(ctx, a, t, engine.NoScore); err != nil {
+	return s.readBilling(ctx, a, t, engine.NoScore)
+}
+
+// preCheckPlayerReads checks what p, a player of t, reads of it, exactly:
+// itself, the competitions, each one's ranking and the profile of its last
+// player, and its own profile.
+func (s *Scenario) preCheckPlayerReads(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, now time.Time) error {
+	if err := s.asPlayer(a, t, p, now); err != nil {
 		return err
 	}
-	if err := as(ps[0]); err != nil {
-		return err
-	}
-	if err := s.readMe(ctx, a, rolePlayer, sub, t, ps[0]); err != nil {
+	if err := s.readMe(ctx, a, rolePlayer, strconv.FormatInt(p.id, 10), t, p); err != nil {
 		return err
 	}
 	comps, err := s.listCompetitions(ctx, a, t, epPlayerComps, "/api/player/competitions", engine.NoScore)
@@ -74,7 +108,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		return err
 	}
 	for _, l := range comps {
-		ranks, _, err := s.readRanking(ctx, r, a, t, ps[0], l.c, 0, engine.NoScore)
+		ranks, _, err := s.readRanking(ctx, r, a, t, p, l.c, 0, engine.NoScore)
 		if err != nil {
 			return err
 		}
@@ -84,15 +118,13 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 			}
 		}
 	}
-	if err := s.readProfile(ctx, a, t, ps[0], engine.NoScore); err != nil {
-		return err
-	}
-	if err := s.preCheckHuge(ctx, r, a, rnd); err != nil {
-		return err
-	}
+	return s.readProfile(ctx, a, t, p, engine.NoScore)
+}
 
-	// A disqualified player is refused everywhere.
-	if err := s.signIn(a, t.name, rolePlayer, strconv.FormatInt(dq.id, 10), now); err != nil {
+// preCheckDisqualified checks that dq, a disqualified player of t, is refused
+// everywhere.
+func (s *Scenario) preCheckDisqualified(ctx context.Context, a *engine.Agent, t *tenant, dq *player, now time.Time) error {
+	if err := s.asPlayer(a, t, dq, now); err != nil {
 		return err
 	}
 	for _, path := range []struct{ endpoint, path string }{
@@ -103,14 +135,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 			return err
 		}
 	}
-
-	if err := s.preCheckCompetition(ctx, r, a, t, other, ps); err != nil {
-		return err
-	}
-	if err := s.preCheckAdmin(ctx, r, a, t, ps[0]); err != nil {
-		return err
-	}
-	return s.preCheckBadRequests(ctx, r, a, t)
+	return nil
 }
 
 // preCheckTokens checks the refusals of tokens and roles, and an unknown host, on t's host.
@@ -222,13 +247,12 @@ func (s *Scenario) preCheckHuge(ctx context.Context, r *engine.Run, a *engine.Ag
 	return nil
 }
 
-// preCheckCompetition opens a competition in t and takes it through uploads, refused files, a disqualification
-// and its finish, with viewers before and after it, to its exact bill.
+// preCheckCompetition opens a competition in t and takes it through uploads,
+// refused files, a disqualification and its finish, with viewers before and
+// after it, to its exact bill.
 func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *engine.Agent, t, other *tenant, ps []*player) error {
 	now := r.Now()
-	org := func() error { return s.signIn(a, t.name, roleOrganizer, organizerSub, now) }
-	as := func(p *player) error { return s.signIn(a, t.name, rolePlayer, strconv.FormatInt(p.id, 10), now) }
-	if err := org(); err != nil {
+	if err := s.asOrganizer(a, t, now); err != nil {
 		return err
 	}
 	before := len(s.m.playersOf(t))
@@ -243,34 +267,58 @@ func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *en
 	if err := s.listPlayers(ctx, a, t, engine.NoScore); err != nil {
 		return err
 	}
-	// p1 finds the ranking empty: a viewer without a score.
-	if err := as(ps[0]); err != nil {
+	if err := s.preCheckEmptyRanking(ctx, r, a, t, ps[0], c, now); err != nil {
 		return err
 	}
-	if ranks, _, err := s.readRanking(ctx, r, a, t, ps[0], c, 0, engine.NoScore); err != nil {
-		return err
-	} else if len(ranks) != 0 {
-		return engine.Criticalf("ranking", "a new competition's ranking lists %d players", len(ranks))
-	}
-	// Two uploads, each read at once by p2: ties broken by row, a player's last row wins, the second upload
-	// replaces the first.
+	// Two uploads, each read at once by p2: ties broken by row, a player's
+	// last row wins, the second upload replaces the first.
 	scorers := slices.DeleteFunc(s.m.playersOf(t), func(p *player) bool { return slices.Contains(ps, p) })
 	news := scorers[len(scorers)-(len(s.m.playersOf(t))-before):]
 	pick := func(i int) int64 { return scorers[i%len(scorers)].id }
 	first := [][2]int64{{pick(0), 500}, {pick(1), 700}, {pick(2), 700}, {pick(0), 900}, {news[0].id, 0}, {pick(3), 500}}
 	second := [][2]int64{{pick(4), 300}, {news[1].id, 300}, {pick(5), 1000}, {pick(4), 300}, {news[2].id, 999999999},
 		{pick(6), 1000}, {pick(7), 0}}
-	for _, rows := range [][][2]int64{first, second} {
-		if err := org(); err != nil {
+	if err := s.preCheckUploads(ctx, r, a, t, c, ps[1], [][][2]int64{first, second}, now); err != nil {
+		return err
+	}
+	if err := s.preCheckBadFiles(ctx, r, a, t, other, c, ps[1], pick(0), first, now); err != nil {
+		return err
+	}
+	if err := s.preCheckFinish(ctx, r, a, t, other, c, news[0], ps[1], first, now); err != nil {
+		return err
+	}
+	return s.preCheckBill(ctx, r, a, t, c, ps[2], now)
+}
+
+// preCheckEmptyRanking checks that p, a player of t, finds the ranking of c, a
+// new competition, empty: a viewer without a score.
+func (s *Scenario) preCheckEmptyRanking(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, c *competition, now time.Time) error {
+	if err := s.asPlayer(a, t, p, now); err != nil {
+		return err
+	}
+	if ranks, _, err := s.readRanking(ctx, r, a, t, p, c, 0, engine.NoScore); err != nil {
+		return err
+	} else if len(ranks) != 0 {
+		return engine.Criticalf("ranking", "a new competition's ranking lists %d players", len(ranks))
+	}
+	return nil
+}
+
+// preCheckUploads uploads each of uploads to c as t's organizer, and has
+// viewer, a player of t, read the ranking at once and the profile of its first
+// player.
+func (s *Scenario) preCheckUploads(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, c *competition, viewer *player, uploads [][][2]int64, now time.Time) error {
+	for _, rows := range uploads {
+		if err := s.asOrganizer(a, t, now); err != nil {
 			return err
 		}
 		if err := s.upload(ctx, r, a, c, rows, engine.NoScore); err != nil {
 			return err
 		}
-		if err := as(ps[1]); err != nil {
+		if err := s.asPlayer(a, t, viewer, now); err != nil {
 			return err
 		}
-		ranks, _, err := s.readRanking(ctx, r, a, t, ps[1], c, 0, engine.NoScore)
+		ranks, _, err := s.readRanking(ctx, r, a, t, viewer, c, 0, engine.NoScore)
 		if err != nil {
 			return err
 		}
@@ -278,17 +326,23 @@ func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *en
 			return err
 		}
 	}
-	// Bad files change nothing.
-	if err := org(); err != nil {
+	return nil
+}
+
+// preCheckBadFiles checks that bad files change nothing: it uploads them to c
+// as t's organizer (scorer is the id of one of t's players, first a good file,
+// other another tenant), then viewer, a player of t, reads the ranking.
+func (s *Scenario) preCheckBadFiles(ctx context.Context, r *engine.Run, a *engine.Agent, t, other *tenant, c *competition, viewer *player, scorer int64, first [][2]int64, now time.Time) error {
+	if err := s.asOrganizer(a, t, now); err != nil {
 		return err
 	}
 	otherID := other.players[0].id
 	for _, bad := range []struct{ why, csv string }{
-		{"a file with a wrong header", "id,score\n" + strconv.FormatInt(pick(0), 10) + ",1\n"},
+		{"a file with a wrong header", "id,score\n" + strconv.FormatInt(scorer, 10) + ",1\n"},
 		{"a file naming another tenant's player", "player_id,score\n" + strconv.FormatInt(otherID, 10) + ",1\n"},
-		{"a score with a leading zero", "player_id,score\n" + strconv.FormatInt(pick(0), 10) + ",01\n"},
-		{"a negative score", "player_id,score\n" + strconv.FormatInt(pick(0), 10) + ",-1\n"},
-		{"an empty line", "player_id,score\n\n" + strconv.FormatInt(pick(0), 10) + ",1\n"},
+		{"a score with a leading zero", "player_id,score\n" + strconv.FormatInt(scorer, 10) + ",01\n"},
+		{"a negative score", "player_id,score\n" + strconv.FormatInt(scorer, 10) + ",-1\n"},
+		{"an empty line", "player_id,score\n\n" + strconv.FormatInt(scorer, 10) + ",1\n"},
 	} {
 		h, body := csvBody(bad.csv)
 		if _, err := refused(ctx, a, epScores, http.MethodPost, scoresPath(c.id), h, body, http.StatusBadRequest, bad.why); err != nil {
@@ -302,23 +356,28 @@ func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *en
 	if _, err := refused(ctx, a, epScores, http.MethodPost, scoresPath(s.m.idsBefore()+1000), h, body, http.StatusNotFound, "an upload to no competition"); err != nil {
 		return err
 	}
-	if err := as(ps[1]); err != nil {
+	if err := s.asPlayer(a, t, viewer, now); err != nil {
 		return err
 	}
-	if _, _, err := s.readRanking(ctx, r, a, t, ps[1], c, 0, engine.NoScore); err != nil {
+	_, _, err := s.readRanking(ctx, r, a, t, viewer, c, 0, engine.NoScore)
+	return err
+}
+
+// preCheckFinish disqualifies x, a new player of t, refused at once, and
+// refuses disqualifying a player of other; then it finishes c and refuses a
+// second finish and an upload of first after it; viewer, a player of t, reads
+// the ranking last.
+func (s *Scenario) preCheckFinish(ctx context.Context, r *engine.Run, a *engine.Agent, t, other *tenant, c *competition, x, viewer *player, first [][2]int64, now time.Time) error {
+	if err := s.asOrganizer(a, t, now); err != nil {
 		return err
 	}
-	// A disqualification, refused at once.
-	if err := org(); err != nil {
-		return err
-	}
-	x := news[0]
 	if err := s.disqualifyPlayer(ctx, r, a, t, x, engine.NoScore); err != nil {
 		return err
 	}
 	if err := s.listPlayers(ctx, a, t, engine.NoScore); err != nil {
 		return err
 	}
+	otherID := other.players[0].id
 	if _, err := refused(ctx, a, epDisqualify, http.MethodPost, disqualifyPath(otherID), nil, nil, http.StatusNotFound, "disqualifying another tenant's player"); err != nil {
 		return err
 	}
@@ -332,30 +391,33 @@ func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *en
 	if err := s.lateUpload(ctx, r, a, c, first); err != nil {
 		return err
 	}
-	if err := as(ps[1]); err != nil {
+	if err := s.asPlayer(a, t, viewer, now); err != nil {
 		return err
 	}
-	if _, _, err := s.readRanking(ctx, r, a, t, ps[1], c, 0, engine.NoScore); err != nil {
-		return err
-	}
-	// p3 reads the ranking a second after the finish was answered: no viewer. The bill, billDelay after it, is
-	// exact: the scorers of the second upload, and p1 and p2 as viewers.
+	_, _, err := s.readRanking(ctx, r, a, t, viewer, c, 0, engine.NoScore)
+	return err
+}
+
+// preCheckBill has late, a player of t, read c's ranking a second after its
+// finish was answered: no viewer. The bill, billDelay after the finish, is
+// exact: the scorers of the second upload, and p1 and p2 as viewers.
+func (s *Scenario) preCheckBill(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, c *competition, late *player, now time.Time) error {
 	s.m.mu.Lock()
 	fa := c.finishAnswered
 	s.m.mu.Unlock()
 	if !r.SleepUntil(ctx, fa.Add(viewerGrace+100*time.Millisecond)) {
 		return ctx.Err()
 	}
-	if err := as(ps[2]); err != nil {
+	if err := s.asPlayer(a, t, late, now); err != nil {
 		return err
 	}
-	if _, _, err := s.readRanking(ctx, r, a, t, ps[2], c, 0, engine.NoScore); err != nil {
+	if _, _, err := s.readRanking(ctx, r, a, t, late, c, 0, engine.NoScore); err != nil {
 		return err
 	}
 	if !r.SleepUntil(ctx, fa.Add(billDelay)) {
 		return ctx.Err()
 	}
-	if err := org(); err != nil {
+	if err := s.asOrganizer(a, t, now); err != nil {
 		return err
 	}
 	return s.readBilling(ctx, a, t, engine.NoScore)

@@ -3,6 +3,7 @@ package memo
 import (
 	"bytes"
 	"cmp"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -18,35 +19,52 @@ import (
 // pageSize is how many memos / and /recent/N list.
 const pageSize = 100
 
+// checkCookies: the app sets no cookie but the session's (critical: a
+// second cookie can carry what a cache shares across users).
+func checkCookies(res *engine.Response) error {
+	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
+		if c.Name != sessionCookie {
+			return res.Criticalf("cookie", "the app set the cookie %q; it may set %s only", c.Name, sessionCookie)
+		}
+	}
+	return nil
+}
+
+// checkPageHeaders checks the headers of a page served to the session of
+// user name ("" signed out): the cookie rule, and Cache-Control: private for
+// a user's page (critical: a shared cache would give it to others).
+func checkPageHeaders(res *engine.Response, name string) error {
+	if err := checkCookies(res); err != nil {
+		return err
+	}
+	if name != "" {
+		return res.Check(engine.Critical(engine.HeaderHasToken("Cache-Control", "private")))
+	}
+	return nil
+}
+
+// checkPageUser checks the user names a page's header shows (the text of
+// each span#username) against the session it was served to: user name, or
+// nobody when name is "". A page for another user is a leak.
+func checkPageUser(res *engine.Response, shown []string, name string) error {
+	switch {
+	case name == "" && len(shown) > 0:
+		return res.Criticalf("other-user", "a signed-out visitor got a page for the user %q", shown[0])
+	case name != "" && (len(shown) != 1 || shown[0] != name):
+		return res.Criticalf("other-user", "the page shows the user %q to %q", strings.Join(shown, ""), name)
+	}
+	return nil
+}
+
 // checkList compares /recent/N (N = offset/pageSize; / is 0) with the
 // model as it was while the page was served. Memos whose 303 came at least
 // Freshness before the request must be counted and listed in their place;
 // memos in flight, or answered within Freshness, may be or not; anything
 // else is wrong. A private memo anywhere is a leak.
 func checkList(res *engine.Response, p *listPage, v *view, offset int64) error {
-	in := v.m.in
-	// Every public memo the app may count: sure ones, and the unsure ones.
-	var sure, unsureIDs []int64
-	sure = in.public
-	var runSure []int64
-	for _, q := range v.run {
-		if q.private {
-			continue
-		}
-		if q.certain(res.Sent) {
-			runSure = append(runSure, q.id)
-		} else {
-			unsureIDs = append(unsureIDs, q.id)
-		}
-	}
-	unknown := 0 // public posts without an id yet: each may be anywhere above the known ids
-	for _, q := range v.unsure {
-		if !q.private {
-			unknown++
-		}
-	}
-	sureCount := int64(len(sure) + len(runSure))
-	maybe := int64(len(unsureIDs) + unknown)
+	c := countPublic(v, res.Sent)
+	sureCount := int64(len(c.sure) + len(c.runSure))
+	maybe := int64(len(c.unsure) + c.unknown)
 	if p.total < sureCount || p.total > sureCount+maybe {
 		return res.Criticalf("total", "the page counts %d public memos; %d had been written a second before the request, %d more were in flight", p.total, sureCount, maybe)
 	}
@@ -61,25 +79,68 @@ func checkList(res *engine.Response, p *listPage, v *view, offset int64) error {
 			return err
 		}
 	}
-	// aboveSure counts the sure memos above id, aboveMaybe the unsure ones
-	// that may be.
-	aboveSure := func(id int64) int64 {
-		n := len(sure) - sort64(sure, id+1)
-		return int64(n + len(runSure) - sort64(runSure, id+1))
-	}
-	aboveMaybe := func(id int64) int64 { return int64(len(unsureIDs)-sort64(unsureIDs, id+1)) + int64(unknown) }
 	if len(p.entries) == 0 {
 		if sureCount > offset {
 			return res.Criticalf("missing", "the page lists no memo; %d public memos were written a second before, so it starts at the %dth", sureCount, offset+1)
 		}
 		return nil
 	}
-	first, last := p.entries[0].id, p.entries[len(p.entries)-1].id
-	if lo, hi := aboveSure(first), aboveSure(first)+aboveMaybe(first); offset < lo || offset > hi {
+	first := p.entries[0].id
+	if lo, hi := c.aboveSure(first), c.aboveSure(first)+c.aboveMaybe(first); offset < lo || offset > hi {
 		return res.Criticalf("place", "the page starts with memo %d, which has %d to %d public memos above it; the page should start at the %dth", first, lo, hi, offset+1)
 	}
-	// No sure memo may be missing between the first and the last, nor, on a
-	// page that is not full, below the last.
+	if err := checkListGaps(res, p, c); err != nil {
+		return err
+	}
+	return checkMore(res, p, c, offset)
+}
+
+// publicCount is what a list may count of the public memos, as of a request.
+type publicCount struct {
+	sure    []int64 // the initial public memos, ascending
+	runSure []int64 // the run's, answered at least Freshness before, ascending
+	unsure  []int64 // the run's others with an id, ascending
+	// unknown counts the public posts without an id yet: each may be
+	// anywhere above the known ids.
+	unknown int
+}
+
+// countPublic counts the public memos of v for a request sent at sent.
+func countPublic(v *view, sent time.Time) publicCount {
+	c := publicCount{sure: v.m.in.public}
+	for _, q := range v.run {
+		if q.private {
+			continue
+		}
+		if q.certain(sent) {
+			c.runSure = append(c.runSure, q.id)
+		} else {
+			c.unsure = append(c.unsure, q.id)
+		}
+	}
+	for _, q := range v.unsure {
+		if !q.private {
+			c.unknown++
+		}
+	}
+	return c
+}
+
+// aboveSure counts the sure memos above id.
+func (c publicCount) aboveSure(id int64) int64 {
+	n := len(c.sure) - sort64(c.sure, id+1)
+	return int64(n + len(c.runSure) - sort64(c.runSure, id+1))
+}
+
+// aboveMaybe counts the unsure memos that may be above id.
+func (c publicCount) aboveMaybe(id int64) int64 {
+	return int64(len(c.unsure)-sort64(c.unsure, id+1)) + int64(c.unknown)
+}
+
+// checkListGaps checks that no sure memo is missing between the first and
+// the last memo p lists, nor, on a page that is not full, below the last.
+func checkListGaps(res *engine.Response, p *listPage, c publicCount) error {
+	first, last := p.entries[0].id, p.entries[len(p.entries)-1].id
 	floor := last
 	if len(p.entries) < pageSize {
 		floor = 0
@@ -90,7 +151,7 @@ func checkList(res *engine.Response, p *listPage, v *view, offset int64) error {
 	}
 	// The newest missing one is named: the one a reader would miss first.
 	var missing int64
-	for _, ids := range [][]int64{sure, runSure} {
+	for _, ids := range [][]int64{c.sure, c.runSure} {
 		for i := sort64(ids, first+1) - 1; i >= 0 && ids[i] >= floor && ids[i] > missing; i-- {
 			if !listed[ids[i]] {
 				missing = ids[i]
@@ -101,7 +162,15 @@ func checkList(res *engine.Response, p *listPage, v *view, offset int64) error {
 		return res.Criticalf("missing", "public memo %d is missing from the page (which lists %d memos, %d down to %d), though written a second before",
 			missing, len(p.entries), first, last)
 	}
-	below := sort64(sure, last) > 0 || sort64(runSure, last) > 0
+	return nil
+}
+
+// checkMore checks the link to older memos of p, the page at offset: there
+// when a sure memo is below its last, absent when none is and the page is
+// not full.
+func checkMore(res *engine.Response, p *listPage, c publicCount, offset int64) error {
+	last := p.entries[len(p.entries)-1].id
+	below := sort64(c.sure, last) > 0 || sort64(c.runSure, last) > 0
 	wantMore := "/recent/" + itoa(offset/pageSize+1)
 	switch {
 	case below && p.more != wantMore:

@@ -2,6 +2,7 @@ package memo
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -142,26 +143,48 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 	rnd := r.Rand(2)
 	u := s.m.borrow(rnd)
 	defer s.m.giveBack(u)
-	wrong := url.Values{"username": {u.name}, "password": {u.password + "x"}}
-	if err := a.Expect(ctx, "POST /signin", "/signin", wrong, http.StatusUnauthorized, checkCookies); err != nil {
+	csrf, err := s.preCheckSignin(ctx, r, a, u, rnd)
+	if err != nil {
 		return err
 	}
-	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+	if err := s.preCheckPosts(ctx, r, a, u, csrf); err != nil {
 		return err
+	}
+	return s.preCheckSignup(ctx, a, u)
+}
+
+// preCheckSignin signs u in with a wrong password and then the right one,
+// reads /mypage and, as u, one of u's memos and another user's private memo
+// (picked with rnd). It returns the session's CSRF token.
+func (s *Scenario) preCheckSignin(ctx context.Context, r *engine.Run, a *engine.Agent, u *user, rnd *rand.Rand) (string, error) {
+	wrong := url.Values{"username": {u.name}, "password": {u.password + "x"}}
+	if err := a.Expect(ctx, "POST /signin", "/signin", wrong, http.StatusUnauthorized, checkCookies); err != nil {
+		return "", err
+	}
+	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+		return "", err
 	}
 	csrf, err := s.mypage(ctx, a, u, engine.NoScore)
 	if err != nil {
-		return err
+		return "", err
 	}
 	v := s.m.view(r.Now(), r.Now())
 	if sure, _, _ := v.authorMemos(u.id, true); len(sure) > 0 {
 		if err := s.memoPage(ctx, a, u.name, sure[rnd.IntN(len(sure))], true, engine.NoScore); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if err := s.memoPage(ctx, a, u.name, s.m.privateMemo(rnd, u.id), false, engine.NoScore); err != nil {
-		return err
+		return "", err
 	}
+	return csrf, nil
+}
+
+// preCheckPosts posts, as u signed in with token csrf, what the manual
+// refuses and then a public and a private memo, which must get the next ids;
+// once they must show, it reads u's list and /mypage, signs out and reads
+// the first two pages of the public list.
+func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.Agent, u *user, csrf string) error {
 	bad := []url.Values{
 		{"content": {"# no token"}},
 		{"content": {"# wrong token"}, "csrf_token": {csrf + "x"}},
@@ -200,6 +223,12 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 			return err
 		}
 	}
+	return nil
+}
+
+// preCheckSignup refuses the sign-ups the manual refuses, u's name among
+// them, then signs a new user up, reads its /mypage and signs it out.
+func (s *Scenario) preCheckSignup(ctx context.Context, a *engine.Agent, u *user) error {
 	for _, form := range []url.Values{
 		{"username": {"ab"}, "password": {"password1"}},
 		{"username": {"Upper_case"}, "password": {"password1"}},
@@ -217,7 +246,7 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.A
 	if err != nil {
 		return err
 	}
-	csrf, err = s.mypage(ctx, a, nu, engine.NoScore)
+	csrf, err := s.mypage(ctx, a, nu, engine.NoScore)
 	if err != nil {
 		return err
 	}

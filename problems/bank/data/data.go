@@ -272,132 +272,186 @@ type attempt struct {
 }
 
 // entries plans the log, sorts it by time and replays it under the rules.
+// Every draw comes from the log's one stream, in this order: the users'
+// tails, the attackers, the ordinary logins, the tails' places, the rows'
+// times.
 func (c Config) entries() ([]entry, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
 	n := c.LogRows
-	g := datagen.Stream(c.Seed, kindLog, 0)
-	span := int64(n) * unit
-	plan := make([]attempt, 0, n)
-	add := func(pos int64, user, other int32, ip uint32, right bool) {
-		plan = append(plan, attempt{pos: pos, seq: int32(len(plan)), user: user, other: other, ip: ip, right: right})
-	}
 	// Specials come first, up to half of the log, the rest are ordinary logins.
-	budget := n / 2
-
-	type tail struct {
-		user  int32
-		fails int
+	p := &planner{
+		c:      c,
+		g:      datagen.Stream(c.Seed, kindLog, 0),
+		span:   int64(n) * unit,
+		plan:   make([]attempt, 0, n),
+		budget: n / 2,
 	}
+	tails := p.drawTails()
+	p.planAttackers()
+	last := p.planLogins()
+	p.planTails(tails, last)
+	if len(p.plan) != n {
+		panic(fmt.Sprintf("bank data: planned %d attempts for %d rows", len(p.plan), n))
+	}
+
+	slices.SortFunc(p.plan, func(a, b attempt) int {
+		return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.seq, b.seq))
+	})
+	return c.replayPlan(p.g, p.plan), nil
+}
+
+// planner is the plan of the log while entries makes it.
+type planner struct {
+	c      Config
+	g      datagen.Gen // the log's stream
+	span   int64       // positions are in [0, span)
+	plan   []attempt
+	budget int // the rows specials may still take
+}
+
+// add appends an attempt to the plan, after every one planned before it.
+func (p *planner) add(pos int64, user, other int32, ip uint32, right bool) {
+	p.plan = append(p.plan, attempt{pos: pos, seq: int32(len(p.plan)), user: user, other: other, ip: ip, right: right})
+}
+
+// tail is a user's wrong attempts after its last success.
+type tail struct {
+	user  int32
+	fails int
+}
+
+// drawTails draws, in user id order, the users who end locked or near the
+// lock, as long as the budget lasts; planTails places them.
+func (p *planner) drawTails() []tail {
 	var tails []tail
-	for u := 1; u <= c.Users; u++ {
+	for u := 1; u <= p.c.Users; u++ {
 		var fails int
-		switch r := g.Intn(1000); {
+		switch r := p.g.Intn(1000); {
 		case r < lockTailRate:
-			fails = LockThreshold + g.Intn(4)
+			fails = LockThreshold + p.g.Intn(4)
 		case r < lockTailRate+nearTailRate:
-			fails = 1 + g.Intn(LockThreshold-1)
+			fails = 1 + p.g.Intn(LockThreshold-1)
 		default:
 			continue
 		}
-		if fails > budget {
+		if fails > p.budget {
 			continue
 		}
-		budget -= fails
+		p.budget -= fails
 		tails = append(tails, tail{int32(u), fails})
 	}
+	return tails
+}
 
+// planAttackers draws the attackers and plans their attempts, as long as the
+// budget lasts.
+func (p *planner) planAttackers() {
+	n := p.c.LogRows
 	banned, near := n*bannedPer4000/4000, n*nearPer4000/4000
 	attackers := make([]int, 0, banned+near) // attempts per attacker, in a random order
 	for i := 0; i < banned+near; i++ {
-		k := 1 + g.Intn(BanThreshold-1)
+		k := 1 + p.g.Intn(BanThreshold-1)
 		if i < banned {
-			k = BanThreshold + g.Intn(31)
+			k = BanThreshold + p.g.Intn(31)
 		}
 		attackers = append(attackers, k)
 	}
 	for i := len(attackers) - 1; i > 0; i-- {
-		j := g.Intn(i + 1)
+		j := p.g.Intn(i + 1)
 		attackers[i], attackers[j] = attackers[j], attackers[i]
 	}
-	nets := attackerNets(g, 1+len(attackers)/40)
+	nets := attackerNets(p.g, 1+len(attackers)/40)
 	for i, k := range attackers {
-		if k > budget {
+		if k > p.budget {
 			continue
 		}
-		budget -= k
+		p.budget -= k
 		ip := nets[i%len(nets)] | uint32(1+(i/len(nets)*97+int(nets[i%len(nets)]>>8&0xff))%254)
-		pos := g.Int63n(max(span, 1))
-		for k > 0 {
-			var user, other int32
-			tries := 1
-			switch r := g.Intn(100); {
-			case r < unknownShare:
-				other = c.drawUnknown(g)
-			case r < unknownShare+stuffShare:
-				user = int32(1 + g.Intn(c.Users))
-			default:
-				user = int32(1 + g.Intn(c.Users))
-				tries = min(k, LockThreshold+g.Intn(3))
-			}
-			for ; tries > 0; tries-- {
-				add(pos, user, other, ip, false)
-				pos += unit/2 + g.Int63n(unit*3/2)
-				k--
-			}
+		p.planAttacker(ip, k)
+	}
+}
+
+// planAttacker plans the k attempts of one attacker from ip, in blocks: an
+// unknown login, one try on a random user or a brute force of one.
+func (p *planner) planAttacker(ip uint32, k int) {
+	pos := p.g.Int63n(max(p.span, 1))
+	for k > 0 {
+		var user, other int32
+		tries := 1
+		switch r := p.g.Intn(100); {
+		case r < unknownShare:
+			other = p.c.drawUnknown(p.g)
+		case r < unknownShare+stuffShare:
+			user = int32(1 + p.g.Intn(p.c.Users))
+		default:
+			user = int32(1 + p.g.Intn(p.c.Users))
+			tries = min(k, LockThreshold+p.g.Intn(3))
+		}
+		for ; tries > 0; tries-- {
+			p.add(pos, user, other, ip, false)
+			pos += unit/2 + p.g.Int63n(unit*3/2)
+			k--
 		}
 	}
+}
 
-	// Ordinary logins fill the rest. Each user's last one is remembered, so that its tail can come after it.
-	last := make([]int64, c.Users+1)
+// planLogins fills the rest of the log with ordinary logins. It returns each
+// user's last one (-1 for none), so that its tail can come after it.
+func (p *planner) planLogins() []int64 {
+	n := p.c.LogRows
+	last := make([]int64, p.c.Users+1)
 	for i := range last {
 		last[i] = -1
 	}
-	rest := n - (n/2 - budget) // every row that is not a special attempt, tails included
+	// rest is every row that is not a special attempt, tails included.
+	rest := n - (n/2 - p.budget)
 	for rest > 0 {
-		u := 1 + g.Intn(c.Users)
+		u := 1 + p.g.Intn(p.c.Users)
 		typos := 0
-		switch r := g.Intn(100); {
+		switch r := p.g.Intn(100); {
 		case r < typo2Share:
 			typos = 2
 		case r < typo2Share+typo1Share:
 			typos = 1
 		}
 		typos = min(typos, rest-1)
-		addrs := c.addrs(int64(u))
-		ip := addrs[g.Intn(2)]
-		pos := g.Int63n(max(span, 1))
+		addrs := p.c.addrs(int64(u))
+		ip := addrs[p.g.Intn(2)]
+		pos := p.g.Int63n(max(p.span, 1))
 		for i := 0; i <= typos; i++ {
-			add(pos, int32(u), 0, ip, i == typos)
+			p.add(pos, int32(u), 0, ip, i == typos)
 			last[u] = max(last[u], pos)
-			pos += unit + g.Int63n(unit*3)
+			pos += unit + p.g.Int63n(unit*3)
 		}
 		rest -= typos + 1
 	}
+	return last
+}
+
+// planTails places each tail's wrong attempts after its user's last login.
+func (p *planner) planTails(tails []tail, last []int64) {
 	for _, t := range tails {
 		lo := last[t.user] + 1
-		if lo >= span {
-			lo = max(span-1, 0)
+		if lo >= p.span {
+			lo = max(p.span-1, 0)
 		}
-		pos := lo + g.Int63n(max(span-lo, 1))
-		addrs := c.addrs(int64(t.user))
-		ip := addrs[g.Intn(2)]
+		pos := lo + p.g.Int63n(max(p.span-lo, 1))
+		addrs := p.c.addrs(int64(t.user))
+		ip := addrs[p.g.Intn(2)]
 		for i := 0; i < t.fails; i++ {
-			add(pos, t.user, 0, ip, false)
-			pos += unit + g.Int63n(unit*3)
+			p.add(pos, t.user, 0, ip, false)
+			pos += unit + p.g.Int63n(unit*3)
 		}
 	}
-	if len(plan) != n {
-		panic(fmt.Sprintf("bank data: planned %d attempts for %d rows", len(plan), n))
-	}
+}
 
-	slices.SortFunc(plan, func(a, b attempt) int {
-		return cmp.Or(cmp.Compare(a.pos, b.pos), cmp.Compare(a.seq, b.seq))
-	})
-
-	// Replay under the rules, and give every row its time: row k (from 1) in the k-th of n slots of step seconds
-	// that end at End.
+// replayPlan replays the sorted plan under the rules, and gives every row its
+// time, drawn from g: row k (from 1) in the k-th of len(plan) slots of step
+// seconds that end at End.
+func (c Config) replayPlan(g datagen.Gen, plan []attempt) []entry {
+	n := len(plan)
 	step := max(int64(1), logSpan/int64(max(n, 1)))
 	start := End.Unix() - int64(n)*step
 	userFails := make([]int32, c.Users+1)
@@ -422,7 +476,7 @@ func (c Config) entries() ([]entry, error) {
 			ok:      ok,
 		}
 	}
-	return entries, nil
+	return entries
 }
 
 // drawUnknown draws an unknown login: a common one, or a user id past c.Users.
