@@ -10,6 +10,24 @@ import (
 	"github.com/tunecon/tunecon/problems/blog/data"
 )
 
+// checkSidebarLinks checks the links a page's sidebar lists, in its order:
+// ten distinct articles. complete is false when the parse stopped at a link
+// it could not read: a repeat above that link still comes first, and the
+// count is not checked.
+func checkSidebarLinks(res *engine.Response, sidebar []link, complete bool) error {
+	seen := make(map[int64]bool, len(sidebar))
+	for _, l := range sidebar {
+		if seen[l.id] {
+			return res.Criticalf("sidebar", "the sidebar lists article %d twice", l.id)
+		}
+		seen[l.id] = true
+	}
+	if complete && len(sidebar) != 10 {
+		return res.Criticalf("sidebar", "the sidebar lists %d articles, expected 10", len(sidebar))
+	}
+	return nil
+}
+
 // checkSidebar checks p's sidebar against the model: it must be the ten
 // most recently commented articles as of some moment the request could have
 // seen, counting every comment acknowledged at least Freshness before the
@@ -153,6 +171,16 @@ func (m *model) checkArticle(p *page, id int64, full bool) error {
 		return err
 	}
 	return m.checkRunComments(res, id, shown[initial:])
+}
+
+// checkShownArticle checks that the page for article id shows that article:
+// e is its block, read when ok (a block without its id article-ID shows
+// some other article), and block the block's id attribute.
+func checkShownArticle(res *engine.Response, id int64, e entry, ok bool, block string) error {
+	if !ok || e.id != id {
+		return res.Criticalf("content", "the page for article %d shows article %q", id, block)
+	}
+	return nil
 }
 
 // checkInitialComments checks that article id's page shows the article's

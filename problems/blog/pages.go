@@ -52,20 +52,23 @@ func parsePage(res *engine.Response) (*page, error) {
 		return nil, res.Applicationf("html", `the header lacks the link a#post-link to /post`)
 	}
 	sidebar, err := parseSidebar(res, doc)
+	if cerr := checkSidebarLinks(res, sidebar, err == nil); cerr != nil {
+		return nil, cerr // a repeat above a link it cannot read comes first
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &page{res: res, doc: doc, sidebar: sidebar}, nil
 }
 
-// parseSidebar reads the sidebar's links: ten distinct articles.
+// parseSidebar reads the sidebar's links, in the order shown. On a link it
+// cannot read, it returns the links above it with the error.
 func parseSidebar(res *engine.Response, doc *goquery.Document) ([]link, error) {
 	items := doc.Find("#sidebar ol#recent-commented li.recent-item a.recent-link")
 	if doc.Find("#sidebar ol#recent-commented").Length() != 1 {
 		return nil, res.Applicationf("html", "the page has no sidebar (#sidebar ol#recent-commented)")
 	}
 	var sidebar []link
-	seen := map[int64]bool{}
 	var perr error
 	items.EachWithBreak(func(_ int, s *goquery.Selection) bool {
 		id, ok := articleHref(s.AttrOr("href", ""))
@@ -73,21 +76,10 @@ func parseSidebar(res *engine.Response, doc *goquery.Document) ([]link, error) {
 			perr = res.Applicationf("html", "sidebar link %q is not /articles/ID", s.AttrOr("href", ""))
 			return false
 		}
-		if seen[id] {
-			perr = res.Criticalf("sidebar", "the sidebar lists article %d twice", id)
-			return false
-		}
-		seen[id] = true
 		sidebar = append(sidebar, link{id, strings.TrimSpace(s.Text())})
 		return true
 	})
-	if perr != nil {
-		return nil, perr
-	}
-	if len(sidebar) != 10 {
-		return nil, res.Criticalf("sidebar", "the sidebar lists %d articles, expected 10", len(sidebar))
-	}
-	return sidebar, nil
+	return sidebar, perr
 }
 
 // articleHref reads the id of a link to /articles/ID.
@@ -174,15 +166,15 @@ func parseIndex(p *page) ([]entry, error) {
 }
 
 // parseArticle reads the article block of article id's page, which must be
-// that article's.
+// that article's (checkShownArticle).
 func parseArticle(p *page, id int64) (entry, error) {
 	blocks := p.doc.Find("main#main > article.article")
 	if blocks.Length() != 1 {
 		return entry{}, p.res.Applicationf("html", "the page has %d article blocks, expected 1", blocks.Length())
 	}
 	e, ok := parseEntry(blocks)
-	if !ok || e.id != id {
-		return entry{}, p.res.Criticalf("content", "the page for article %d shows article %q", id, blocks.AttrOr("id", ""))
+	if err := checkShownArticle(p.res, id, e, ok, blocks.AttrOr("id", "")); err != nil {
+		return entry{}, err
 	}
 	return e, nil
 }

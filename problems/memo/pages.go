@@ -93,17 +93,6 @@ type memoPage struct {
 	older, newer                int64 // 0: no link
 }
 
-// checkCookies: the app sets no cookie but the session's (critical: a
-// second cookie can carry what a cache shares across users).
-func checkCookies(res *engine.Response) error {
-	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
-		if c.Name != sessionCookie {
-			return res.Criticalf("cookie", "the app set the cookie %q; it may set %s only", c.Name, sessionCookie)
-		}
-	}
-	return nil
-}
-
 // page checks what every page has: status 200, HTML, the asset tags, the
 // cookie rule, and the header of the session it was served to: as user
 // name (with Cache-Control: private), or signed out (name ""). It returns
@@ -117,13 +106,8 @@ func page(res *engine.Response, name string) (*goquery.Document, string, error) 
 
 // pageBody is page without the status check, for error pages.
 func pageBody(res *engine.Response, name string) (*goquery.Document, string, error) {
-	if err := checkCookies(res); err != nil {
+	if err := checkPageHeaders(res, name); err != nil {
 		return nil, "", err
-	}
-	if name != "" {
-		if err := res.Check(engine.Critical(engine.HeaderHasToken("Cache-Control", "private"))); err != nil {
-			return nil, "", err
-		}
 	}
 	doc, err := res.Document()
 	if err != nil {
@@ -139,12 +123,9 @@ func pageBody(res *engine.Response, name string) (*goquery.Document, string, err
 			return nil, "", res.Applicationf("asset-tag", "the page lacks the asset tag %s %s", where, a.tag)
 		}
 	}
-	shown := header.FindMatcher(selUsername)
-	switch {
-	case name == "" && shown.Length() > 0:
-		return nil, "", res.Criticalf("other-user", "a signed-out visitor got a page for the user %q", shown.First().Text())
-	case name != "" && (shown.Length() != 1 || shown.Text() != name):
-		return nil, "", res.Criticalf("other-user", "the page shows the user %q to %q", shown.Text(), name)
+	shown := header.FindMatcher(selUsername).Map(func(_ int, s *goquery.Selection) string { return s.Text() })
+	if err := checkPageUser(res, shown, name); err != nil {
+		return nil, "", err
 	}
 	token := ""
 	if name != "" {
