@@ -67,15 +67,42 @@ func Header(name, want string) Check {
 // contain a token, compared without case.
 func HeaderHasToken(name, token string) Check {
 	return func(res *Response) error {
-		for _, v := range res.Header.Values(name) {
-			for _, t := range strings.Split(v, ",") {
-				if strings.EqualFold(strings.TrimSpace(t), token) {
-					return nil
-				}
-			}
+		if headerHasAny(res.Header.Values(name), token) {
+			return nil
 		}
 		return failf("header", "expected %s to contain %q, got %q", name, token, strings.Join(res.Header.Values(name), ", "))
 	}
+}
+
+// Private expects Cache-Control to keep the answer out of shared caches, as
+// every answer meant for one viewer must: the token private, or one of also
+// where the problem's manual allows it (such as "no-store").
+func Private(also ...string) Check {
+	tokens := append([]string{"private"}, also...)
+	return func(res *Response) error {
+		got := res.Header.Values("Cache-Control")
+		if headerHasAny(got, tokens...) {
+			return nil
+		}
+		return failf("cache-control", "Cache-Control %q: an answer for one viewer must carry %s (status %d)",
+			strings.Join(got, ", "), strings.Join(tokens, " or "), res.StatusCode)
+	}
+}
+
+// headerHasAny reports whether a comma-separated header's values hold one
+// of tokens, compared without case.
+func headerHasAny(values []string, tokens ...string) bool {
+	for _, v := range values {
+		for t := range strings.SplitSeq(v, ",") {
+			t = strings.TrimSpace(t)
+			for _, want := range tokens {
+				if strings.EqualFold(t, want) {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // ContentType expects a media type such as "text/html", ignoring parameters.
@@ -148,6 +175,17 @@ func RedirectTo(match func(loc string) string) Check {
 		}
 		return nil
 	}
+}
+
+// RedirectExactly expects a redirect to exactly path: its path, query and
+// fragment, as the app's Location names them relative to the target.
+func RedirectExactly(path string) Check {
+	return RedirectTo(func(loc string) string {
+		if loc != path {
+			return "expected " + path
+		}
+		return ""
+	})
 }
 
 func fragment(f string) string {

@@ -35,6 +35,12 @@ func TestEveryCheckCanFail(t *testing.T) {
 			fmt.Fprint(w, `{"n": "three"`)
 		case "/go":
 			http.Redirect(w, r, "/there", http.StatusSeeOther)
+		case "/go-near":
+			http.Redirect(w, r, "/there?x=1", http.StatusSeeOther)
+		case "/nostore":
+			w.Header().Set("Cache-Control", "no-store")
+		case "/privately":
+			w.Header().Set("Cache-Control", "max-age=0, privately")
 		case "/stay":
 			fmt.Fprint(w, "no redirect")
 		}
@@ -77,6 +83,10 @@ func TestEveryCheckCanFail(t *testing.T) {
 		{"json", engine.JSON(&payload), "/json", "/badjson", "json"},
 		{"json content type", engine.JSON(&payload), "/json", "/good", "content-type"},
 		{"redirect", engine.RedirectTo(toThere), "/go", "/stay", "status"},
+		{"redirect exactly", engine.RedirectExactly("/there"), "/go", "/go-near", "redirect"},
+		{"private", engine.Private(), "/good", "/nostore", "cache-control"},
+		{"private token", engine.Private(), "/good", "/privately", "cache-control"},
+		{"private or no-store", engine.Private("no-store"), "/nostore", "/bad", "cache-control"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

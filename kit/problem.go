@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -55,9 +56,10 @@ type Problem struct {
 	Tuned string `json:"tuned,omitempty"`
 	// Manual is the contestant's manual, relative to the repository root.
 	Manual string `json:"manual"`
-	// ManualText is the manual's Markdown, embedded in the binary: the
-	// portal shows it to contestants.
-	ManualText string `json:"-"`
+	// Files holds the problem's ManualFile and, for a problem with static
+	// files, its AssetSumsFile: an embed.FS of the problem's package, so that
+	// both are in the binary.
+	Files fs.FS `json:"-"`
 
 	// NewScenario returns a fresh scenario for one run, given what the
 	// machine offers it (env).
@@ -103,6 +105,42 @@ func MachineEnv(getenv func(string) string) Env {
 		return Env{}
 	}
 	return Env{CacheDir: filepath.Join(base, "tunecon")}
+}
+
+// The files a problem's Files holds.
+const (
+	// ManualFile is the contestant's manual, in Markdown.
+	ManualFile = "MANUAL.md"
+	// AssetSumsFile is `sha256sum` of webapp/public as the problem ships
+	// it: the benchmarker's manifest, fixed in the binary so that a
+	// contestant's edit of the public files is caught rather than adopted.
+	AssetSumsFile = "assets.sha256"
+)
+
+// ManualText returns the manual's Markdown from Files, which the portal
+// shows to contestants; "" for a problem without one.
+func (p Problem) ManualText() string {
+	if p.Files == nil {
+		return ""
+	}
+	b, err := fs.ReadFile(p.Files, ManualFile)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+// AssetManifest maps each static file's URL path (/static/...) to its
+// SHA-256, as AssetSumsFile in files lists them. A problem's files are
+// embedded when it is built, so a missing or malformed list is a bug of the
+// problem, which panics at its first scenario (every problem's tests make
+// one).
+func AssetManifest(files fs.FS) engine.Manifest {
+	sums, err := fs.ReadFile(files, AssetSumsFile)
+	if err != nil {
+		panic(err)
+	}
+	return engine.MustManifestFromSums(string(sums), "/static")
 }
 
 // Constructor adapts a problem's own scenario constructor, which needs

@@ -6,7 +6,7 @@
 package bank
 
 import (
-	_ "embed"
+	"embed"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/kit"
@@ -26,20 +26,16 @@ var Problem = kit.Problem{
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/bank/MANUAL.md",
-	ManualText:  manual,
+	Files:       files,
 	NewScenario: kit.Constructor(NewScenario),
 	Data:        func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
 }
 
-// manual is MANUAL.md, for the portal.
+// files holds MANUAL.md, for the portal, and assets.sha256, the asset
+// manifest (see kit.AssetSumsFile).
 //
-//go:embed MANUAL.md
-var manual string
-
-// assetSums is `sha256sum` of webapp/public as the problem ships it.
-//
-//go:embed assets.sha256
-var assetSums string
+//go:embed MANUAL.md assets.sha256
+var files embed.FS
 
 // Manifest maps each static file's URL path to its SHA-256.
-func Manifest() engine.Manifest { return engine.MustManifestFromSums(assetSums, "/static") }
+func Manifest() engine.Manifest { return kit.AssetManifest(files) }

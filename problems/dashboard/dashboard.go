@@ -7,7 +7,7 @@ package dashboard
 
 import (
 	"context"
-	_ "embed"
+	"embed"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/kit"
@@ -28,7 +28,7 @@ var Problem = kit.Problem{
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/dashboard/MANUAL.md",
-	ManualText:  manual,
+	Files:       files,
 	NewScenario: kit.Constructor(NewScenario),
 	Data:        func(path string) (bool, error) { return data.EnsureSQL(path, data.Default()) },
 	Services:    serveServices,
@@ -44,16 +44,11 @@ func serveServices(ctx context.Context) (env []string, stop func() error, err er
 	return []string{"DASHBOARD_SERVICES_HTTP=" + svc.HTTP(), "DASHBOARD_SERVICES_HTTPS=" + svc.HTTPS()}, svc.Close, nil
 }
 
-// manual is MANUAL.md, for the portal.
+// files holds MANUAL.md, for the portal, and assets.sha256, the asset
+// manifest (see kit.AssetSumsFile).
 //
-//go:embed MANUAL.md
-var manual string
-
-// assetSums is `sha256sum` of webapp/public as the problem ships it: the benchmarker's manifest, fixed here so
-// that a contestant's edit of the public files is caught rather than adopted.
-//
-//go:embed assets.sha256
-var assetSums string
+//go:embed MANUAL.md assets.sha256
+var files embed.FS
 
 // Manifest maps each static file's URL path to its SHA-256, and /user.js, which the dashboard references as a
 // script but the app renders per user, to engine.Dynamic: the scenario checks it itself.
@@ -64,4 +59,4 @@ func Manifest() engine.Manifest {
 }
 
 // StaticManifest maps each static file's URL path to its SHA-256.
-func StaticManifest() engine.Manifest { return engine.MustManifestFromSums(assetSums, "/static") }
+func StaticManifest() engine.Manifest { return kit.AssetManifest(files) }

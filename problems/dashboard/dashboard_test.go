@@ -228,7 +228,7 @@ func TestEachDefectFails(t *testing.T) {
 		{name: "no Cache-Control: private", proxy: &apptest.Proxy{Rewrite: func(_ *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
 			h.Del("Cache-Control")
 			return body
-		}}, want: `an answer to a signed-in session must be private`},
+		}}, want: `an answer for one viewer must carry private or no-store`},
 		{name: "another grade's refresh in /user.js", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
 			if r.URL.Path == "/user.js" {
 				return []byte("var DASHBOARD_REFRESH_MS = 1000;\n")

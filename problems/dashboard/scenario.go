@@ -257,10 +257,5 @@ func modifyForm(service string, p data.Params) url.Values {
 
 // checkRedirect checks a 303 to path.
 func checkRedirect(res *engine.Response, path string) error {
-	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
-		if loc != path {
-			return "expected " + path
-		}
-		return ""
-	}))
+	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectExactly(path))
 }

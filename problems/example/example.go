@@ -2,6 +2,7 @@ package example
 
 import (
 	"net/http"
+	"testing/fstest"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/kit"
@@ -29,7 +30,7 @@ var Problem = kit.Problem{
 	Langs:       []string{"go"},
 	Stores:      []string{kit.StoreMemory},
 	Manual:      "problems/example/scenario.go",
-	ManualText:  manual,
+	Files:       fstest.MapFS{kit.ManualFile: {Data: []byte(manual)}},
 	NewScenario: func(kit.Env) (engine.Scenario, error) { return NewScenario(), nil },
 	Handler:     func() http.Handler { return (&App{}).Handler() },
 }

@@ -19,23 +19,22 @@ import (
 
 // Endpoints, as results and messages name them.
 const (
-	epIndex            = "GET /"
-	epMe               = "GET /api/me"
-	epAddTenant        = "POST /api/admin/tenants"
-	epAdminBilling     = "GET /api/admin/billing"
-	epPlayers          = "GET /api/organizer/players"
-	epAddPlayers       = "POST /api/organizer/players"
-	epDisqualify       = "POST /api/organizer/players/{id}/disqualify"
-	epOrgCompetitions  = "GET /api/organizer/competitions"
-	epAddCompetition   = "POST /api/organizer/competitions"
-	epFinish           = "POST /api/organizer/competitions/{id}/finish"
-	epScores           = "POST /api/organizer/competitions/{id}/scores"
-	epOrgBilling       = "GET /api/organizer/billing"
-	epPlayerComps      = "GET /api/player/competitions"
-	epProfile          = "GET /api/player/players/{id}"
-	epRanking          = "GET /api/player/competitions/{id}/ranking"
-	jsonType           = "application/json"
-	privateCacheHeader = "Cache-Control"
+	epIndex           = "GET /"
+	epMe              = "GET /api/me"
+	epAddTenant       = "POST /api/admin/tenants"
+	epAdminBilling    = "GET /api/admin/billing"
+	epPlayers         = "GET /api/organizer/players"
+	epAddPlayers      = "POST /api/organizer/players"
+	epDisqualify      = "POST /api/organizer/players/{id}/disqualify"
+	epOrgCompetitions = "GET /api/organizer/competitions"
+	epAddCompetition  = "POST /api/organizer/competitions"
+	epFinish          = "POST /api/organizer/competitions/{id}/finish"
+	epScores          = "POST /api/organizer/competitions/{id}/scores"
+	epOrgBilling      = "GET /api/organizer/billing"
+	epPlayerComps     = "GET /api/player/competitions"
+	epProfile         = "GET /api/player/players/{id}"
+	epRanking         = "GET /api/player/competitions/{id}/ranking"
+	jsonType          = "application/json"
 )
 
 // The objects of the answers. Pointers tell a missing key from a zero value.
@@ -165,20 +164,7 @@ func apiAnswer(res *engine.Response) error {
 	if err := engine.ContentType(jsonType)(res); err != nil {
 		return err
 	}
-	return private(res)
-}
-
-// private checks Cache-Control: private.
-func private(res *engine.Response) error {
-	for _, v := range res.Header.Values(privateCacheHeader) {
-		for _, tok := range strings.Split(v, ",") {
-			if strings.EqualFold(strings.TrimSpace(tok), "private") {
-				return nil
-			}
-		}
-	}
-	return res.Applicationf("cache-control", "Cache-Control %q: every API answer must be private (status %d)",
-		res.Header.Get(privateCacheHeader), res.StatusCode)
+	return engine.Private()(res)
 }
 
 // send sends one API request: a bill, a report, within reportTimeout, any other within the agent's limits.

@@ -285,7 +285,7 @@ func (app *App) getOrganizerBilling(w http.ResponseWriter, r *http.Request) {
 		{name: "no Cache-Control: private", proxy: &apptest.Proxy{Rewrite: func(_ *http.Request, _ int64, _ int, h http.Header, body []byte) []byte {
 			h.Del("Cache-Control")
 			return body
-		}}, want: `every API answer must be private`},
+		}}, want: `an answer for one viewer must carry private`},
 		{name: "an asset altered", proxy: &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, _ int, _ http.Header, body []byte) []byte {
 			if r.URL.Path == "/static/leagues.js" {
 				return append(bytes.Clone(body), '\n')

@@ -262,12 +262,7 @@ func checkRedirect(res *engine.Response, path string) error {
 	if err := checkCookies(res); err != nil {
 		return err
 	}
-	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
-		if loc != path {
-			return "expected " + path
-		}
-		return ""
-	}))
+	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectExactly(path))
 }
 
 // FinalCheck checks the end state: / and the /mypage of a sample of the

@@ -87,7 +87,7 @@ func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	// goldmark leaves raw HTML out unless told otherwise: the manual's
 	// Markdown becomes markup, and nothing else does.
 	var b bytes.Buffer
-	if err := goldmark.Convert([]byte(p.ManualText), &b); err != nil {
+	if err := goldmark.Convert([]byte(p.ManualText()), &b); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
