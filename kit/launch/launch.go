@@ -63,7 +63,8 @@ func (a *App) Stop(ctx context.Context) error { return a.stop(ctx) }
 // BuildGo builds the Go module in dir into the binary out.
 func BuildGo(ctx context.Context, dir, out string, log io.Writer) error {
 	fmt.Fprintf(log, "building %s ...\n", dir)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	// -trimpath: a fresh clone reuses the build cache of another.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, ".")
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
