@@ -193,63 +193,29 @@ func measure() error {
 	if err != nil {
 		return err
 	}
-	target := pinned(1, self, "target")
-	stdout, err := target.StdoutPipe()
+	u, stop, err := startTarget(self)
 	if err != nil {
 		return err
 	}
-	if err := target.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = target.Process.Kill(); _ = target.Wait() }()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("target did not start: %w", err)
-	}
-	u := strings.TrimSpace(line)
-	const seconds, conns = 5, 32
-	fmt.Printf("target %s on core 1; clients on core 0, %d connections, %ds each\n", u, conns, seconds)
-
-	engineRun := func(html bool) (sample, error) {
-		out, cpu, err := run(pinned(0, self, "engine", "-url", u, "-d", fmt.Sprintf("%ds", seconds),
-			"-users", strconv.Itoa(conns), "-html="+strconv.FormatBool(html)))
-		if err != nil {
-			return sample{}, err
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
-		return sample{n, cpu}, err
-	}
-	wrkRe := regexp.MustCompile(`(\d+) requests in`)
-	wrkRun := func() (sample, error) {
-		out, cpu, err := run(pinned(0, "wrk", "-t1", "-c"+strconv.Itoa(conns), fmt.Sprintf("-d%ds", seconds), u))
-		if err != nil {
-			return sample{}, err
-		}
-		m := wrkRe.FindStringSubmatch(out)
-		if m == nil {
-			return sample{}, fmt.Errorf("cannot read wrk's output: %q", out)
-		}
-		n, _ := strconv.ParseInt(m[1], 10, 64)
-		return sample{n, cpu}, nil
-	}
-	plain, err := engineRun(false)
+	defer stop()
+	c := clients{self: self, url: u, seconds: 5, conns: 32}
+	fmt.Printf("target %s on core 1; clients on core 0, %d connections, %ds each\n", u, c.conns, c.seconds)
+	plain, err := c.engine(false)
 	if err != nil {
 		return err
 	}
-	eng, err := engineRun(true)
+	eng, err := c.engine(true)
 	if err != nil {
 		return err
 	}
-	wrk, err := wrkRun()
+	wrk, err := c.wrk()
 	if err != nil {
 		return err
 	}
-	out, cpu, err := run(pinned(0, self, "bare", u))
+	bare, err := c.bare()
 	if err != nil {
 		return err
 	}
-	n, _ := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
-	bare := sample{n, cpu}
 	report := func(name string, s sample) {
 		fmt.Printf("%-40s %9d requests %6.2f cpu-s %9.0f req/cpu-s\n", name, s.requests, s.cpu.Seconds(), s.perCPU())
 	}
@@ -267,6 +233,70 @@ func measure() error {
 	}
 	fmt.Printf("engine/wrk requests per cpu-second: %.2f\n", eng.perCPU()/wrk.perCPU())
 	return nil
+}
+
+// startTarget starts this program's target on core 1 and returns its URL
+// and a function that stops it.
+func startTarget(self string) (string, func(), error) {
+	target := pinned(1, self, "target")
+	stdout, err := target.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := target.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = target.Process.Kill(); _ = target.Wait() }
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("target did not start: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
+}
+
+// clients runs each client on core 0 against the target at url, for
+// seconds with conns connections.
+type clients struct {
+	self, url      string
+	seconds, conns int
+}
+
+// engine measures the engine's GET loop, with an HTML text check or without.
+func (c clients) engine(html bool) (sample, error) {
+	out, cpu, err := run(pinned(0, c.self, "engine", "-url", c.url, "-d", fmt.Sprintf("%ds", c.seconds),
+		"-users", strconv.Itoa(c.conns), "-html="+strconv.FormatBool(html)))
+	if err != nil {
+		return sample{}, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	return sample{n, cpu}, err
+}
+
+var wrkRequests = regexp.MustCompile(`(\d+) requests in`)
+
+// wrk measures wrk, which validates nothing.
+func (c clients) wrk() (sample, error) {
+	out, cpu, err := run(pinned(0, "wrk", "-t1", "-c"+strconv.Itoa(c.conns), fmt.Sprintf("-d%ds", c.seconds), c.url))
+	if err != nil {
+		return sample{}, err
+	}
+	m := wrkRequests.FindStringSubmatch(out)
+	if m == nil {
+		return sample{}, fmt.Errorf("cannot read wrk's output: %q", out)
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	return sample{n, cpu}, nil
+}
+
+// bare measures Go's net/http client alone.
+func (c clients) bare() (sample, error) {
+	out, cpu, err := run(pinned(0, c.self, "bare", c.url))
+	if err != nil {
+		return sample{}, err
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(out), 10, 64)
+	return sample{n, cpu}, nil
 }
 
 // idleCounts are the numbers of idle users measured, one after the other.
