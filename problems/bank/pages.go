@@ -37,7 +37,7 @@ func parseTop(res *engine.Response) (notice, error) {
 	if err != nil {
 		return notice{}, err
 	}
-	if err := res.Check(engine.HeaderHasToken("Cache-Control", "private"),
+	if err := res.Check(engine.Private(),
 		engine.Count(`main form#login-form[method="post"][action="/login"] input[name="login"]`, 1),
 		engine.Count(`main form#login-form input[name="password"][type="password"]`, 1)); err != nil {
 		return notice{}, err
@@ -66,7 +66,7 @@ func parseMypage(res *engine.Response) (mypageFields, error) {
 	if err != nil {
 		return mypageFields{}, err
 	}
-	if err := res.Check(engine.HeaderHasToken("Cache-Control", "private")); err != nil {
+	if err := res.Check(engine.Private()); err != nil {
 		return mypageFields{}, err
 	}
 	f := mypageFields{

@@ -38,7 +38,7 @@ func checkPageHeaders(res *engine.Response, name string) error {
 		return err
 	}
 	if name != "" {
-		return res.Check(engine.Critical(engine.HeaderHasToken("Cache-Control", "private")))
+		return res.Check(engine.Critical(engine.Private()))
 	}
 	return nil
 }
