@@ -43,7 +43,8 @@ const (
 	// DefaultIdleConnTimeout: a keep-alive connection unused this long is
 	// closed rather than used again.
 	DefaultIdleConnTimeout = 30 * time.Second
-	// DefaultAssetParallelism is how many assets of a page a user fetches at once.
+	// DefaultAssetParallelism is how many assets of a page a user fetches at
+	// once.
 	DefaultAssetParallelism = 4
 )
 

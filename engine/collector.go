@@ -92,7 +92,8 @@ func (c *collector) add(phase string, err error) (*Error, bool) {
 	c.counts[e.Class].Add(1)
 	text := e.Error()
 	if e.Class == ClassInternal {
-		// Contestants learn that the benchmarker had a problem, not its details.
+		// Contestants learn that the benchmarker had a problem, not its
+		// details.
 		text = "the benchmarker had an internal error (reported to staff; not charged)"
 	}
 	key := e.Class.String() + "\x00" + text

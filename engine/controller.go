@@ -10,7 +10,8 @@ import (
 const (
 	// DefaultWorkload is the number of users the load phase starts with.
 	DefaultWorkload = 2
-	// DefaultControlInterval is how often the controller looks at the target's health.
+	// DefaultControlInterval is how often the controller looks at the target's
+	// health.
 	DefaultControlInterval = time.Second
 	// DefaultEvidence is how many intervals the controller watches after a
 	// change before it grows the users again or removes users for slowness.
@@ -28,9 +29,11 @@ const (
 	DefaultMaxUsers = 2000
 	// DefaultSlowRequest is the latency above which a request counts as slow.
 	DefaultSlowRequest = time.Second
-	// DefaultMaxSlowRate is the fraction of slow requests a healthy interval may have.
+	// DefaultMaxSlowRate is the fraction of slow requests a healthy interval
+	// may have.
 	DefaultMaxSlowRate = 0.05
-	// DefaultMaxTimeoutRate is the fraction of timeouts a healthy interval may have.
+	// DefaultMaxTimeoutRate is the fraction of timeouts a healthy interval may
+	// have.
 	DefaultMaxTimeoutRate = 0.0
 	// maxLateShare is the share of the benchmarker's timer ticks that may
 	// come SaturatedSchedLag late or more (its p99 limit): past it over the

@@ -151,7 +151,8 @@ func TestRunEndsOnTimeAgainstHostileTargets(t *testing.T) {
 				t.Errorf("the target's fault was counted as internal: %+v %v", res.Errors, res.Messages)
 			}
 
-			// In the load phase: users hit the target; the run must end on time.
+			// In the load phase: users hit the target; the run must end on
+			// time.
 			p := &probe{meta: meta, user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
 				_, err := u.Get(ctx, "GET /", "/")
 				return err

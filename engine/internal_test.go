@@ -207,8 +207,9 @@ func TestRulesExplain(t *testing.T) {
 	}
 }
 
-// growthStep is one decision of the controller in a knee test: the users, the interval's mean response, and the
-// step up and the words of the cause it must give.
+// growthStep is one decision of the controller in a knee test: the users, the
+// interval's mean response, and the step up and the words of the cause it must
+// give.
 type growthStep struct {
 	users int
 	mean  time.Duration
@@ -243,7 +244,8 @@ func TestControllerMindsItsOpenFiles(t *testing.T) {
 	}{
 		{"unknown", fileUse{}, 1000, 1000, Grow, "healthy"},
 		{"plenty", fileUse{open: 2000, limit: 20_000}, 1000, 1000, Grow, "healthy"},
-		// 1,000 users hold 15,000 files: 16,000 (80% of 20,000) is room for 66 more.
+		// 1,000 users hold 15,000 files: 16,000 (80% of 20,000) is room for 66
+		// more.
 		{"nearly full", fileUse{open: 15_000, limit: 20_000}, 1000, 66, Grow, "as many as the benchmarker's open files allow (15000 of 20000 in use)"},
 		{"full", fileUse{open: 16_000, limit: 20_000}, 1000, 0, Hold, "16000 of its 20000 open files in use"},
 	} {

@@ -10,7 +10,8 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// TestSplitParts: a profile's CPU samples are summed by the part label, as shares of all samples.
+// TestSplitParts: a profile's CPU samples are summed by the part label, as
+// shares of all samples.
 func TestSplitParts(t *testing.T) {
 	t.Parallel()
 	prof := &profile.Profile{SampleType: []*profile.ValueType{{Type: "samples", Unit: "count"}, {Type: "cpu", Unit: "nanoseconds"}}}
@@ -35,8 +36,9 @@ func TestSplitParts(t *testing.T) {
 	}
 }
 
-// TestPartProfile: the CPU of a goroutine run as a part, and of the goroutines it starts, is the part's; when
-// another CPU profile runs, the part's CPU is unknown and the note says so.
+// TestPartProfile: the CPU of a goroutine run as a part, and of the goroutines
+// it starts, is the part's; when another CPU profile runs, the part's CPU is
+// unknown and the note says so.
 func TestPartProfile(t *testing.T) {
 	// Not parallel: the process has one CPU profiler.
 	p := startPartProfile([]string{"busy"})

@@ -27,7 +27,8 @@ const (
 	// DefaultGrace is how long past its deadline the watchdog waits for a
 	// phase to return before it ends the phase itself.
 	DefaultGrace = 3 * time.Second
-	// ErrorPause is how long a user rests after a session that ended in an error.
+	// ErrorPause is how long a user rests after a session that ended in an
+	// error.
 	ErrorPause = 500 * time.Millisecond
 	// MinSession is the least time a user session takes; a faster one is
 	// padded so that a broken target cannot make users spin.
@@ -252,7 +253,8 @@ func (r *Run) Phase() string { p, _ := r.phase.Load().(string); return p }
 // later should then be dropped, not failed).
 func (r *Run) LoadEnded() bool { return r.loadEnded.Load() }
 
-// ScoreN adds n counts of a score tag; hint spreads concurrent adds (a user id).
+// ScoreN adds n counts of a score tag; hint spreads concurrent adds (a user
+// id).
 func (r *Run) ScoreN(hint int, tag string, n int64) {
 	if err := r.led.add(hint, tag, n); err != nil {
 		r.Error(err)

@@ -15,7 +15,8 @@ type Scenario interface {
 	// engine calls it again and again until the load phase ends; a returned
 	// error is reported and followed by a short pause.
 	User(ctx context.Context, r *Run, u *User) error
-	// FinalCheck validates the end state after the load. Any error fails the run.
+	// FinalCheck validates the end state after the load. Any error fails the
+	// run.
 	FinalCheck(ctx context.Context, r *Run) error
 }
 

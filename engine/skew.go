@@ -7,8 +7,8 @@ import (
 )
 
 // TargetClock is what the run learned of the target's clock from the Date
-// headers of the answers before the load (the pre-check's): how far it is ahead of the
-// benchmarker's (negative: behind), give or take Uncertainty.
+// headers of the answers before the load (the pre-check's): how far it is ahead
+// of the benchmarker's (negative: behind), give or take Uncertainty.
 type TargetClock struct {
 	Known         bool    `json:"known"`
 	OffsetMs      float64 `json:"offset_ms"`

@@ -259,8 +259,8 @@ func TestKilledWorkers(t *testing.T) {
 		}
 	}
 
-	// The survivor stops on SIGINT (Ctrl-C); the killed workers' rows keep their
-	// last heartbeat and what they were doing, as staff will see them.
+	// The survivor stops on SIGINT (Ctrl-C); the killed workers' rows keep
+	// their last heartbeat and what they were doing, as staff will see them.
 	if took := w1.signal(t, syscall.SIGINT, cli.WorkerStopWait+5*time.Second); w1.exitCode() != 0 || took > 3*time.Second {
 		t.Errorf("w1 on SIGINT: exit %d after %s", w1.exitCode(), took)
 	}

@@ -201,7 +201,8 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 	return dst
 }
 
-// Buffer is a bytes.Buffer that processes' output goroutines may write while a test reads it.
+// Buffer is a bytes.Buffer that processes' output goroutines may write while a
+// test reads it.
 type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

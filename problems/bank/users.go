@@ -31,12 +31,12 @@ func (s *Scenario) playsByRole() map[string]play {
 		"try locked": s.tryLocked, "try banned": s.tryInitiallyBanned, "anonymous": s.anonymousMypage}
 }
 
-// User plays one session: it opens / and then, as the mix says, logs in (after a
-// typo or two), locks an account, gets an address banned, tries a locked
-// account or a banned address, or opens /mypage without logging in. It
-// borrows the account and the address it uses from the model and gives them
-// back at its end: nothing ties them to u.ID, so users may come, go and
-// reuse each other's IDs.
+// User plays one session: it opens / and then, as the mix says, logs in (after
+// a typo or two), locks an account, gets an address banned, tries a locked
+// account or a banned address, or opens /mypage without logging in. It borrows
+// the account and the address it uses from the model and gives them back at its
+// end: nothing ties them to u.ID, so users may come, go and reuse each other's
+// IDs.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	if err := s.top(ctx, u.Agent, ""); err != nil {
 		return err

@@ -391,9 +391,9 @@ func eachCheckFailsABrokenApp(t *testing.T, app *url.URL) {
 }
 
 // TestFailedWritesAreSettled: an app that stores three comments but answers
-// them with 500, then serves a frozen sidebar, hoping that comments of
-// unknown outcome excuse it for the rest of the run (three, so that the
-// sidebar freezes early in the load even when a busy machine slows it). It FAILs: each failed
+// them with 500, then serves a frozen sidebar, hoping that comments of unknown
+// outcome excuse it for the rest of the run (three, so that the sidebar freezes
+// early in the load even when a busy machine slows it). It FAILs: each failed
 // comment is read back and counted as stored (TestFailedCommentsAreSettled
 // shows the excuse ending in the model).
 func TestFailedWritesAreSettled(t *testing.T) {

@@ -11,7 +11,8 @@ import (
 	"github.com/tunecon/tunecon/engine"
 )
 
-// requiredAssets are the tags every page must carry (MANUAL: "Every HTML page").
+// requiredAssets are the tags every page must carry (MANUAL: "Every HTML
+// page").
 var requiredAssets = []struct{ selector, what string }{
 	{`head link[rel="stylesheet"][href="/static/css/blog.css"]`, "the stylesheet link"},
 	{`head script[src="/static/js/blog.js"]`, "the script tag"},

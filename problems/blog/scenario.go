@@ -37,7 +37,8 @@ const (
 	// startUsers and growth drive the load controller.
 	startUsers = 4
 	growth     = 1.0
-	// maxUsers caps the load: high enough that a tuned app, not the cap, sets the score.
+	// maxUsers caps the load: high enough that a tuned app, not the cap, sets
+	// the score.
 	maxUsers = 10000
 	// slowRequest is the latency above which a request counts as slow for
 	// the load controller.

@@ -18,9 +18,11 @@ type item struct {
 	Data    json.RawMessage `json:"data"`
 }
 
-// checkData checks a /data answer of u, read while the benchmarker's model of u's subscriptions is exact: the
-// services are those u subscribes to, each once, and each answer is the right one, for u, and fresh enough at the
-// moment the request was sent. A wrong, stale or foreign answer is a violation (critical).
+// checkData checks a /data answer of u, read while the benchmarker's model of
+// u's subscriptions is exact: the services are those u subscribes to, each
+// once, and each answer is the right one, for u, and fresh enough at the moment
+// the request was sent. A wrong, stale or foreign answer is a violation
+// (critical).
 func (s *Scenario) checkData(res *engine.Response, u *user) error {
 	return res.Check(func(res *engine.Response) error {
 		var items []item

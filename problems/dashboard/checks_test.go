@@ -15,8 +15,9 @@ import (
 	"github.com/tunecon/tunecon/problems/dashboard/services"
 )
 
-// TestAnswersFromTheFuture: an answer dated after the benchmarker received it is refused, for each timed service.
-// No app can relay one (the services answer in real time); the services run an hour ahead here to make them.
+// TestAnswersFromTheFuture: an answer dated after the benchmarker received it
+// is refused, for each timed service. No app can relay one (the services answer
+// in real time); the services run an hour ahead here to make them.
 func TestAnswersFromTheFuture(t *testing.T) {
 	t.Parallel()
 	ahead := func() time.Time { return time.Now().Add(time.Hour) }
@@ -59,7 +60,8 @@ func TestAnswersFromTheFuture(t *testing.T) {
 	}
 }
 
-// TestBorrowByGrade: a session gets a free user of the grade it asks for, each user once, until none is left.
+// TestBorrowByGrade: a session gets a free user of the grade it asks for, each
+// user once, until none is left.
 func TestBorrowByGrade(t *testing.T) {
 	t.Parallel()
 	m := newModel(data.Default())

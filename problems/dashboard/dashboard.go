@@ -1,8 +1,9 @@
-// Package dashboard is tunecon's fifth problem, after the ISUCON5 final (2015): a personal dashboard whose /data
-// relays, for each user, the answers of the slow external services the user subscribes to. The bottleneck is
-// waiting on those services, which the benchmarker hosts itself (package services) so that a contest needs no
-// internet. This package holds the scenario; MANUAL.md is the contestant's side of the same contract, and webapp/
-// the reference apps.
+// Package dashboard is tunecon's fifth problem, after the ISUCON5 final (2015):
+// a personal dashboard whose /data relays, for each user, the answers of the
+// slow external services the user subscribes to. The bottleneck is waiting on
+// those services, which the benchmarker hosts itself (package services) so that
+// a contest needs no internet. This package holds the scenario; MANUAL.md is
+// the contestant's side of the same contract, and webapp/ the reference apps.
 package dashboard
 
 import (
@@ -34,8 +35,9 @@ var Problem = kit.Problem{
 	Services:    serveServices,
 }
 
-// serveServices starts the external services for an app served by hand (`tunecon serve dashboard`): the app
-// calls them until a benchmark's POST /initialize names others.
+// serveServices starts the external services for an app served by hand
+// (`tunecon serve dashboard`): the app calls them until a benchmark's POST
+// /initialize names others.
 func serveServices(ctx context.Context) (env []string, stop func() error, err error) {
 	svc, err := services.Start(ctx, services.Config{})
 	if err != nil {
@@ -50,8 +52,9 @@ func serveServices(ctx context.Context) (env []string, stop func() error, err er
 //go:embed MANUAL.md assets.sha256
 var files embed.FS
 
-// Manifest maps each static file's URL path to its SHA-256, and /user.js, which the dashboard references as a
-// script but the app renders per user, to engine.Dynamic: the scenario checks it itself.
+// Manifest maps each static file's URL path to its SHA-256, and /user.js, which
+// the dashboard references as a script but the app renders per user, to
+// engine.Dynamic: the scenario checks it itself.
 func Manifest() engine.Manifest {
 	m := StaticManifest()
 	m["/user.js"] = engine.Dynamic

@@ -45,8 +45,9 @@ func proxied(t *testing.T, p *apptest.Proxy) *engine.Result {
 	return apptest.Bench(t, dashboard.Problem, p.Start(t, apps.Start(t, "go", kit.StoreSQLite, "")), 5*time.Second)
 }
 
-// cached patches the Go app's service calls with a cache of ttl for the services named, keyed by the Go
-// expression key (over the parameters p and the service name): the cheapest cheat of the problem.
+// cached patches the Go app's service calls with a cache of ttl for the
+// services named, keyed by the Go expression key (over the parameters p and the
+// service name): the cheapest cheat of the problem.
 func cached(services []string, key string, ttl time.Duration) [][2]string {
 	return [][2]string{
 		{"\"syscall\"\n", "\"sync\"\n\t\"syscall\"\n"},
@@ -78,7 +79,8 @@ func callServiceNow(ctx context.Context, service string, p map[string]string, ht
 	}
 }
 
-// sharedData patches the Go app to answer /data from one cache for everyone, a second at a time.
+// sharedData patches the Go app to answer /data from one cache for everyone, a
+// second at a time.
 var sharedData = [][2]string{
 	{"\"syscall\"\n", "\"sync\"\n\t\"syscall\"\n"},
 	{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {", `var cheatData struct {
@@ -148,8 +150,9 @@ func replace(old, new string) *apptest.Proxy {
 	}}
 }
 
-// TestEachDefectFails: every check of the manual, broken once, in a patched build of the Go app or by a proxy in
-// front of it, FAILs the run for its own reason.
+// TestEachDefectFails: every check of the manual, broken once, in a patched
+// build of the Go app or by a proxy in front of it, FAILs the run for its own
+// reason.
 func TestEachDefectFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the apps")

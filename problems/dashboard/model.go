@@ -10,15 +10,17 @@ import (
 	"github.com/tunecon/tunecon/problems/dashboard/data"
 )
 
-// user is the benchmarker's model of one user. A session borrows a user for itself alone, so its subscriptions
-// are exactly what the app has while the session runs.
+// user is the benchmarker's model of one user. A session borrows a user for
+// itself alone, so its subscriptions are exactly what the app has while the
+// session runs.
 type user struct {
 	email, password, grade string
 	subs                   data.Subscriptions
-	// unsure marks a user whose last change has an unknown outcome (its answer never came or was wrong): it is
-	// never used again.
+	// unsure marks a user whose last change has an unknown outcome (its answer
+	// never came or was wrong): it is never used again.
 	unsure bool
-	// lastData is when the request of u's last checked /data was sent (zero: none in this run).
+	// lastData is when the request of u's last checked /data was sent (zero:
+	// none in this run).
 	lastData time.Time
 }
 
@@ -39,7 +41,8 @@ func newModel(c data.Config) *model {
 	return m
 }
 
-// borrow takes a random free user of the grade (any grade when grade is ""), or nil when there is none.
+// borrow takes a random free user of the grade (any grade when grade is ""), or
+// nil when there is none.
 func (m *model) borrow(rnd *rand.Rand, grade string) *user {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -49,7 +52,8 @@ func (m *model) borrow(rnd *rand.Rand, grade string) *user {
 	}
 	i, tries := rnd.IntN(n), 0
 	for grade != "" && m.free[i].grade != grade {
-		// A few random picks find one at once; past them, a scan onwards from the last pick.
+		// A few random picks find one at once; past them, a scan onwards from
+		// the last pick.
 		if tries++; tries < 64 {
 			i = rnd.IntN(n)
 		} else if i = (i + 1) % n; tries > 64+n {
@@ -86,8 +90,9 @@ func (m *model) newUser(grade string) *user {
 // runStream is a random source of the run's own draws.
 func (m *model) runStream(n uint64) *rand.Rand { return rand.New(rand.NewPCG(m.seed, 0x72756e<<32|n)) }
 
-// change picks a change of u's subscriptions: a service it does not subscribe to yet, or new parameters for one
-// it does, or (one time in four) the removal of one (p nil).
+// change picks a change of u's subscriptions: a service it does not subscribe
+// to yet, or new parameters for one it does, or (one time in four) the removal
+// of one (p nil).
 func (m *model) change(rnd *rand.Rand, u *user) (service string, p *data.Params) {
 	allowed := data.Allowed(u.grade)
 	var unsubscribed, subscribed []string
@@ -110,8 +115,9 @@ func (m *model) change(rnd *rand.Rand, u *user) (service string, p *data.Params)
 	return service, &np
 }
 
-// returning takes up to n free users who read /data during the run, those subscribed to a timed service (weather,
-// security, attacked) first, the earliest readers first among equals.
+// returning takes up to n free users who read /data during the run, those
+// subscribed to a timed service (weather, security, attacked) first, the
+// earliest readers first among equals.
 func (m *model) returning(n int) []*user {
 	m.mu.Lock()
 	defer m.mu.Unlock()

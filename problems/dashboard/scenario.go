@@ -13,8 +13,8 @@ import (
 	"github.com/tunecon/tunecon/problems/dashboard/services"
 )
 
-// Version of the scenario: bump it when a check, a number or the user mix changes, so that results say which
-// rules they were scored by.
+// Version of the scenario: bump it when a check, a number or the user mix
+// changes, so that results say which rules they were scored by.
 const Version = "2"
 
 // Score tags (MANUAL: "Scoring").
@@ -31,34 +31,42 @@ const (
 	weightRedirect = 0.1
 	penaltyError   = 10
 	penaltyTimeout = 20
-	// maxErrorRate fails a run whose errors and timeouts reach this share of its scored requests.
+	// maxErrorRate fails a run whose errors and timeouts reach this share of
+	// its scored requests.
 	maxErrorRate = 0.01
-	// Freshness promises: how old a relayed answer may be at the moment the benchmarker sent the request.
+	// Freshness promises: how old a relayed answer may be at the moment the
+	// benchmarker sent the request.
 	weatherFreshness  = services.WeatherPeriod + time.Second
 	tokenFreshness    = services.TokenValidity
 	attackedFreshness = 16 * time.Second
-	// The sessions: pollsMin to pollsMax /data polls at the grade's refresh interval divided by pollScale; one
-	// poll in modifyEvery is followed by a change of subscription; one session in signupEvery signs up.
+	// The sessions: pollsMin to pollsMax /data polls at the grade's refresh
+	// interval divided by pollScale; one poll in modifyEvery is followed by a
+	// change of subscription; one session in signupEvery signs up.
 	pollsMin    = 5
 	pollsMax    = 10
 	pollScale   = 100
 	modifyEvery = 4
 	signupEvery = 20
-	// The load controller. The run starts with startUsers (the original's 50 sessions) and adds users while at
-	// most maxSlowRate of the requests take over slowRequest: a dashboard whose data takes a second has lost its
-	// user, and an app that calls the services one after another takes that long for a premium user. Near
-	// capacity is a mean response over knee: /data's time rises and falls with what the app has cached, so the
-	// engine's default sign of queueing (a mean four times the fastest) would be misread. The users double while
-	// the app keeps up, so maxUsers is far above what an app that keeps up on one machine with the benchmarker
-	// reaches (1,100 to 1,900 users: then the machine's CPU is the limit), lest a last doubling meet it.
+	// The load controller. The run starts with startUsers (the original's 50
+	// sessions) and adds users while at most maxSlowRate of the requests take
+	// over slowRequest: a dashboard whose data takes a second has lost its
+	// user, and an app that calls the services one after another takes that
+	// long for a premium user. Near capacity is a mean response over knee:
+	// /data's time rises and falls with what the app has cached, so the
+	// engine's default sign of queueing (a mean four times the fastest) would
+	// be misread. The users double while the app keeps up, so maxUsers is far
+	// above what an app that keeps up on one machine with the benchmarker
+	// reaches (1,100 to 1,900 users: then the machine's CPU is the limit), lest
+	// a last doubling meet it.
 	startUsers  = 50
 	growth      = 1.0
 	maxUsers    = 8000
 	slowRequest = time.Second
 	maxSlowRate = 0.01
 	knee        = 250 * time.Millisecond
-	// The final check comes back to revisitUsers users who read /data during the load, revisitAfter after their
-	// last read (past every freshness promise), then reads /data of finalCheckUsers others.
+	// The final check comes back to revisitUsers users who read /data during
+	// the load, revisitAfter after their last read (past every freshness
+	// promise), then reads /data of finalCheckUsers others.
 	revisitUsers    = 5
 	revisitAfter    = attackedFreshness + time.Second
 	finalCheckUsers = 10
@@ -73,8 +81,8 @@ var (
 // Scenario is the dashboard benchmark.
 type Scenario struct {
 	m *model
-	// grades is the sessions' grades, in the initial data's shares, interleaved: a run of 50 users draws the same
-	// mix whatever its seed.
+	// grades is the sessions' grades, in the initial data's shares,
+	// interleaved: a run of 50 users draws the same mix whatever its seed.
 	grades *engine.Mix
 
 	mu  sync.Mutex
@@ -111,7 +119,8 @@ func (s *Scenario) Meta() engine.Meta {
 	}
 }
 
-// Initialize starts the external services on loopback ports of their own and tells the app where they are.
+// Initialize starts the external services on loopback ports of their own and
+// tells the app where they are.
 func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	svc, err := services.Start(ctx, services.Config{Seed: r.Seed, Now: r.Now})
 	if err != nil {
@@ -143,8 +152,9 @@ func (s *Scenario) services() *services.Services {
 	return s.svc
 }
 
-// User plays one session: a user of the initial data (or, one time in signupEvery, a new one) signs in, loads the
-// dashboard, polls /data at the grade's interval scaled down, now and then changes a subscription and reads
+// User plays one session: a user of the initial data (or, one time in
+// signupEvery, a new one) signs in, loads the dashboard, polls /data at the
+// grade's interval scaled down, now and then changes a subscription and reads
 // /data at once, and signs out.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	u.ClearCookies()
@@ -193,9 +203,11 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 	return s.signout(ctx, u.Agent, u)
 }
 
-// FinalCheck comes back to users who read /data during the load, each at least revisitAfter after its last read,
-// and reads their /data again: an answer kept longer than its freshness shows now, whatever the cache's lifetime.
-// Those subscribed to the timed services come first. Then it reads /data of a sample of the others.
+// FinalCheck comes back to users who read /data during the load, each at least
+// revisitAfter after its last read, and reads their /data again: an answer kept
+// longer than its freshness shows now, whatever the cache's lifetime. Those
+// subscribed to the timed services come first. Then it reads /data of a sample
+// of the others.
 func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
@@ -244,7 +256,8 @@ func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	return nil
 }
 
-// modifyForm is the form of POST /modify that subscribes to service with p, or removes it when p is nil.
+// modifyForm is the form of POST /modify that subscribes to service with p, or
+// removes it when p is nil.
 func modifyForm(service string, p data.Params) url.Values {
 	form := url.Values{"service": {service}}
 	for name, v := range map[string]string{"code": p.Code, "q": p.Q, "location": p.Location, "req": p.Req, "token": p.Token} {

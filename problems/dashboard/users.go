@@ -14,7 +14,8 @@ import (
 	"github.com/tunecon/tunecon/problems/dashboard/data"
 )
 
-// signup signs u up: the form, then its post, which must send the browser to /login.
+// signup signs u up: the form, then its post, which must send the browser to
+// /login.
 func (s *Scenario) signup(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
 	res, err := a.Get(ctx, "GET /signup", "/signup")
 	if err != nil {
@@ -127,7 +128,8 @@ func (s *Scenario) modifyPage(ctx context.Context, a *engine.Agent, u *user) err
 		}))
 }
 
-// modify subscribes u to service with p (nil: removes it) and, once the app has answered 303, records it.
+// modify subscribes u to service with p (nil: removes it) and, once the app has
+// answered 303, records it.
 func (s *Scenario) modify(ctx context.Context, a *engine.Agent, u *user, service string, p *data.Params, sc engine.Scorer) error {
 	form := url.Values{"service": {service}, "remove": {"1"}}
 	if p != nil {

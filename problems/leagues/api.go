@@ -150,7 +150,8 @@ type tenantAnswer struct {
 
 // Requests.
 
-// session sets up a's browser for one user: the host it names and the token in its cookie ("" for none).
+// session sets up a's browser for one user: the host it names and the token in
+// its cookie ("" for none).
 func session(a *engine.Agent, host, token string) {
 	a.ClearCookies()
 	a.SetHost(host)
@@ -159,7 +160,8 @@ func session(a *engine.Agent, host, token string) {
 	}
 }
 
-// apiAnswer checks what every API answer carries, errors included: JSON, and Cache-Control: private.
+// apiAnswer checks what every API answer carries, errors included: JSON, and
+// Cache-Control: private.
 func apiAnswer(res *engine.Response) error {
 	if err := engine.ContentType(jsonType)(res); err != nil {
 		return err
@@ -167,7 +169,8 @@ func apiAnswer(res *engine.Response) error {
 	return engine.Private()(res)
 }
 
-// send sends one API request: a bill, a report, within reportTimeout, any other within the agent's limits.
+// send sends one API request: a bill, a report, within reportTimeout, any other
+// within the agent's limits.
 func send(ctx context.Context, a *engine.Agent, endpoint, method, path string, header http.Header, body []byte) (*engine.Response, error) {
 	if endpoint == epAdminBilling || endpoint == epOrgBilling {
 		return a.DoWithin(ctx, reportTimeout, endpoint, method, path, header, body)
@@ -175,8 +178,9 @@ func send(ctx context.Context, a *engine.Agent, endpoint, method, path string, h
 	return a.Do(ctx, endpoint, method, path, header, body)
 }
 
-// call sends one API request and checks the answer's status (a wrong one is an application error) and what
-// every answer carries; out, if not nil, receives the JSON body of a 200.
+// call sends one API request and checks the answer's status (a wrong one is an
+// application error) and what every answer carries; out, if not nil, receives
+// the JSON body of a 200.
 func call(ctx context.Context, a *engine.Agent, endpoint, method, path string, header http.Header, body []byte, status int, out any) (*engine.Response, error) {
 	res, err := send(ctx, a, endpoint, method, path, header, body)
 	if err != nil {
@@ -193,8 +197,9 @@ func call(ctx context.Context, a *engine.Agent, endpoint, method, path string, h
 	return res, nil
 }
 
-// refused sends a request the app must refuse with status: an answer of any other status is a violation (a
-// token or a role let through, a disqualified player served, an upload accepted after the finish).
+// refused sends a request the app must refuse with status: an answer of any
+// other status is a violation (a token or a role let through, a disqualified
+// player served, an upload accepted after the finish).
 func refused(ctx context.Context, a *engine.Agent, endpoint, method, path string, header http.Header, body []byte, status int, why string) (*engine.Response, error) {
 	res, err := send(ctx, a, endpoint, method, path, header, body)
 	if err != nil {
@@ -225,7 +230,8 @@ func postJSON(ctx context.Context, a *engine.Agent, endpoint, path string, v any
 
 func jsonHeader() http.Header { return http.Header{"Content-Type": {jsonType}} }
 
-// csvBody returns the multipart body of a score upload of the CSV text csv, with its Content-Type.
+// csvBody returns the multipart body of a score upload of the CSV text csv,
+// with its Content-Type.
 func csvBody(csv string) (http.Header, []byte) {
 	var b bytes.Buffer
 	w := multipart.NewWriter(&b)
@@ -271,8 +277,9 @@ func adminBillingPath(before int64) string {
 
 // The single-page app.
 
-// loadApp loads the single-page app, as a browser does at the start of a session: / must be index.html byte for
-// byte, and its assets must be the problem's.
+// loadApp loads the single-page app, as a browser does at the start of a
+// session: / must be index.html byte for byte, and its assets must be the
+// problem's.
 func (s *Scenario) loadApp(ctx context.Context, a *engine.Agent) error {
 	res, err := a.Get(ctx, epIndex, "/")
 	if err != nil {

@@ -9,9 +9,10 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/data"
 )
 
-// The checks compare an answer with the model at the moments its request was sent and answered
-// (res.Sent, res.Received): where a write in flight makes the state uncertain, they accept every state the
-// manual allows and no other. A wrong answer is a violation (critical); an answer of the wrong shape is an
+// The checks compare an answer with the model at the moments its request was
+// sent and answered (res.Sent, res.Received): where a write in flight makes the
+// state uncertain, they accept every state the manual allows and no other. A
+// wrong answer is a violation (critical); an answer of the wrong shape is an
 // application error.
 
 // shape is an answer that lacks what the manual says it holds.
@@ -24,7 +25,8 @@ func wrong(res *engine.Response, code, format string, args ...any) error {
 	return res.Criticalf(code, format, args...)
 }
 
-// known reports whether something created at created was known when the request was sent at sent.
+// known reports whether something created at created was known when the request
+// was sent at sent.
 func known(created, sent time.Time) bool { return created.IsZero() || created.Before(sent) }
 
 // checkPlayerJSON checks one player object against p.
@@ -45,8 +47,9 @@ func checkPlayerJSON(res *engine.Response, p *player, got playerJSON) error {
 	return nil
 }
 
-// checkPlayers checks the organizer's list of t's players: every player known when it was asked, lowest id
-// first, each as the model has them; players whose creation was unsure may show (they are adopted).
+// checkPlayers checks the organizer's list of t's players: every player known
+// when it was asked, lowest id first, each as the model has them; players whose
+// creation was unsure may show (they are adopted).
 func (m *model) checkPlayers(res *engine.Response, t *tenant, list []playerJSON) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -99,7 +102,8 @@ func checkCompetitionJSON(res *engine.Response, c *competition, got competitionJ
 	return nil
 }
 
-// checkCompetitions checks a list of t's competitions: every one known when it was asked, highest id first.
+// checkCompetitions checks a list of t's competitions: every one known when it
+// was asked, highest id first.
 func (m *model) checkCompetitions(res *engine.Response, t *tenant, list []competitionJSON) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -134,8 +138,9 @@ func (m *model) checkCompetitions(res *engine.Response, t *tenant, list []compet
 	return nil
 }
 
-// checkRanking checks a ranking of c read after rank ranks: it must be the page of one state the competition may
-// have been in while the request ran, rank by rank. It returns the number of ranks.
+// checkRanking checks a ranking of c read after rank ranks: it must be the page
+// of one state the competition may have been in while the request ran, rank by
+// rank. It returns the number of ranks.
 func (m *model) checkRanking(res *engine.Response, c *competition, after int, ans rankingAnswer) (int, error) {
 	if ans.Competition == nil || ans.Ranks == nil {
 		return 0, shape(res, "a ranking lacks competition or ranks")
@@ -164,7 +169,8 @@ func (m *model) checkRanking(res *engine.Response, c *competition, after int, an
 	return 0, wrong(res, "ranking", "ranking of competition %d after rank %d: %s", c.id, after, why)
 }
 
-// rankPageLocked compares a page of ranks with upload u's ranking after rank after; "" when they agree.
+// rankPageLocked compares a page of ranks with upload u's ranking after rank
+// after; "" when they agree.
 func (t *tenant) rankPageLocked(u *upload, after int, got []rankJSON) string {
 	var want []rank
 	if after < len(u.ranks) {
@@ -187,8 +193,9 @@ func (t *tenant) rankPageLocked(u *upload, after int, got []rankJSON) string {
 	return ""
 }
 
-// checkProfile checks a player's profile: the player, and their score in each competition of t where they have
-// one, lowest competition id first, each from a state the competition may have been in.
+// checkProfile checks a player's profile: the player, and their score in each
+// competition of t where they have one, lowest competition id first, each from
+// a state the competition may have been in.
 func (m *model) checkProfile(res *engine.Response, t *tenant, p *player, ans profileAnswer) error {
 	if ans.Player == nil || ans.Scores == nil {
 		return shape(res, "a profile lacks player or scores")
@@ -243,8 +250,9 @@ func (m *model) checkProfile(res *engine.Response, t *tenant, p *player, ans pro
 	return nil
 }
 
-// checkBilling checks the organizer's bill of t: one entry per competition known when it was asked, highest id
-// first, each as the billing rules allow for the moment, and the total their sum.
+// checkBilling checks the organizer's bill of t: one entry per competition
+// known when it was asked, highest id first, each as the billing rules allow
+// for the moment, and the total their sum.
 func (m *model) checkBilling(res *engine.Response, t *tenant, ans billingAnswer) error {
 	if ans.Billing == nil || ans.Billing.Total == nil || ans.Billing.Competitions == nil {
 		return shape(res, "a bill lacks billing, total or competitions")
@@ -291,8 +299,8 @@ func (m *model) checkBilling(res *engine.Response, t *tenant, ans billingAnswer)
 	return nil
 }
 
-// billOKLocked returns "" when b is a bill c may show to a read sent at sent and answered at answered, or what
-// is wrong with it.
+// billOKLocked returns "" when b is a bill c may show to a read sent at sent
+// and answered at answered, or what is wrong with it.
 func (c *competition) billOKLocked(sent, answered time.Time, b compBillJSON) string {
 	bills, unbilled := c.billsLocked(sent, answered)
 	got := fmt.Sprintf("finished %v, scored %d, viewed %d, billing %d", *b.IsFinished, *b.Scored, *b.Viewed, *b.Billing)
@@ -328,8 +336,9 @@ func (c *competition) billOKLocked(sent, answered time.Time, b compBillJSON) str
 	return got + ", expected " + joinOr(want)
 }
 
-// checkAdminPage checks a page of the admin's bills asked with before (0: the first page): the tenants below
-// before, highest id first, ten at most, none missing, each with a bill its competitions allow.
+// checkAdminPage checks a page of the admin's bills asked with before (0: the
+// first page): the tenants below before, highest id first, ten at most, none
+// missing, each with a bill its competitions allow.
 func (m *model) checkAdminPage(res *engine.Response, before int64, ans tenantsAnswer) error {
 	if ans.Tenants == nil {
 		return shape(res, "a page of bills lacks tenants")
@@ -370,8 +379,8 @@ func (m *model) checkAdminPage(res *engine.Response, before int64, ans tenantsAn
 			return wrong(res, "billing", "tenant %s's bill is %d, expected %s", t.name, *got.Billing, spansText(spans))
 		}
 	}
-	// Every tenant known when the page was asked, below before and above the page's last (or any, on a short
-	// page), must be on it.
+	// Every tenant known when the page was asked, below before and above the
+	// page's last (or any, on a short page), must be on it.
 	var floor int64
 	if len(list) == billingPage {
 		floor = *list[len(list)-1].ID

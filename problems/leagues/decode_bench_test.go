@@ -9,8 +9,9 @@ import (
 	"github.com/segmentio/encoding/json"
 )
 
-// BenchmarkDecodeRanking decodes a page of 100 ranks as the benchmarker does, with the library it uses and with
-// encoding/json side by side (the README's dependency table quotes the two).
+// BenchmarkDecodeRanking decodes a page of 100 ranks as the benchmarker does,
+// with the library it uses and with encoding/json side by side (the README's
+// dependency table quotes the two).
 func BenchmarkDecodeRanking(b *testing.B) {
 	var page strings.Builder
 	page.WriteString(`{"competition":{"id":1234,"title":"Spring cup, round 3","is_finished":false},"ranks":[`)

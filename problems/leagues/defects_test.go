@@ -25,15 +25,16 @@ func patched(t *testing.T, load time.Duration, replacements ...[2]string) *engin
 	return apptest.Bench(t, leagues.Problem, app, load)
 }
 
-// proxied benchmarks the Go app behind a proxy that adds one defect (and passes the Host on: it names the
-// tenant).
+// proxied benchmarks the Go app behind a proxy that adds one defect (and passes
+// the Host on: it names the tenant).
 func proxied(t *testing.T, load time.Duration, p *apptest.Proxy) *engine.Result {
 	t.Helper()
 	p.PassHost = true
 	return apptest.Bench(t, leagues.Problem, p.Start(t, apps.Start(t, "go", kit.StoreSQLite, "")), load)
 }
 
-// rewriteJSON is a proxy that changes the JSON answers (200) to requests of method whose path matches path.
+// rewriteJSON is a proxy that changes the JSON answers (200) to requests of
+// method whose path matches path.
 func rewriteJSON(method, path string, f func(v map[string]any)) *apptest.Proxy {
 	re := regexp.MustCompile(`^` + path + `$`)
 	return &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, status int, _ http.Header, body []byte) []byte {
@@ -65,8 +66,9 @@ func object(l []any, i int) map[string]any {
 	return o
 }
 
-// cachedAfter is a proxy that, from its request number after on, answers each GET of a path that matches path
-// (per host and URL, whoever asks) from a copy up to ttl old: the load's own reads must catch it.
+// cachedAfter is a proxy that, from its request number after on, answers each
+// GET of a path that matches path (per host and URL, whoever asks) from a copy
+// up to ttl old: the load's own reads must catch it.
 func cachedAfter(after int64, ttl time.Duration, path string) *apptest.Proxy {
 	type entry struct {
 		at     time.Time
@@ -121,15 +123,16 @@ const (
 	tokenChecks = `jwt.WithExpirationRequired(), jwt.WithAudience(label))`
 )
 
-// preCheckRequests is more requests than the pre-check makes: a proxy that changes only later answers changes the
-// load's.
+// preCheckRequests is more requests than the pre-check makes: a proxy that
+// changes only later answers changes the load's.
 const preCheckRequests = 400
 
 // withSync adds the import of sync to the Go app.
 var withSync = [2]string{"\"syscall\"\n", "\"sync\"\n\t\"syscall\"\n"}
 
-// TestEachDefectFails: every check of the manual, broken once, in a patched build of the Go app or by a proxy in
-// front of it, FAILs the run for its own reason.
+// TestEachDefectFails: every check of the manual, broken once, in a patched
+// build of the Go app or by a proxy in front of it, FAILs the run for its own
+// reason.
 func TestEachDefectFails(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the apps")
@@ -164,7 +167,8 @@ type cheatRankingEntry struct {
 			want: `ranking of competition \d+ after rank 0: `},
 		{name: "rankings cached 2 s once the load is on", proxy: cachedAfter(preCheckRequests, 2*time.Second, `/api/player/competitions/\d+/ranking`),
 			load: 15 * time.Second, inLoad: true,
-			// A stale ranking is caught by its ranks, or by a competition it still shows running after its finish.
+			// A stale ranking is caught by its ranks, or by a competition it
+			// still shows running after its finish.
 			want: `ranking of competition \d+ after rank \d+: |competition \d+ shows as running; its finish had been answered`},
 		{name: "every ranking answered empty", proxy: rewriteJSON(http.MethodGet, `/api/player/competitions/\d+/ranking`,
 			func(v map[string]any) { v["ranks"] = []any{} }), want: `ranks listed, expected`},

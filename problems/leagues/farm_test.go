@@ -19,7 +19,8 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
-// players only plays player sessions, and checks nothing before or after the load.
+// players only plays player sessions, and checks nothing before or after the
+// load.
 type players struct{ *Scenario }
 
 func (p players) PreCheck(context.Context, *engine.Run) error   { return nil }
@@ -28,9 +29,11 @@ func (p players) User(ctx context.Context, r *engine.Run, u *engine.User) error 
 	return p.playerSession(ctx, r, u)
 }
 
-// TestEmptyRankingsPayNothing: an app whose rankings are all empty, and answered at once, gets no point for them,
-// and its players think between two: they read each ranking at most once per emptyThinkMin, and score only the
-// competitions' lists they read at the start of each session. The empty-ranking farm of the original is closed.
+// TestEmptyRankingsPayNothing: an app whose rankings are all empty, and
+// answered at once, gets no point for them, and its players think between two:
+// they read each ranking at most once per emptyThinkMin, and score only the
+// competitions' lists they read at the start of each session. The empty-ranking
+// farm of the original is closed.
 func TestEmptyRankingsPayNothing(t *testing.T) {
 	m, tn, _ := tinyModel(t)
 	other, err := rsa.GenerateKey(rand.Reader, 1024)

@@ -8,11 +8,13 @@ import (
 	"github.com/tunecon/tunecon/engine"
 )
 
-// FinalCheck waits until every finish is billDelay old, then reads, as players, the rankings of the last
-// finalRankings competitions added during the run; the first page of the admin's bills; and, as long as
-// finalBudget has not passed since it began, the bills of the tenants organizers worked on (the last added
-// first), as their organizers, and the pages of the admin's bills that hold them (finalAdminPages in all). Every
-// answer must be exact. Any error fails the run.
+// FinalCheck waits until every finish is billDelay old, then reads, as players,
+// the rankings of the last finalRankings competitions added during the run; the
+// first page of the admin's bills; and, as long as finalBudget has not passed
+// since it began, the bills of the tenants organizers worked on (the last added
+// first), as their organizers, and the pages of the admin's bills that hold
+// them (finalAdminPages in all). Every answer must be exact. Any error fails
+// the run.
 func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	start := r.Now()
 	a := r.NewAgent()

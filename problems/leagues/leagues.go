@@ -1,7 +1,9 @@
-// Package leagues is tunecon's sixth problem, after the ISUCON12 qualifier (2022): a multi-tenant software-as-a-
-// service for e-sports leagues, a JSON API chosen by host name, where organizers upload score files, players read
-// rankings and every tenant is billed exactly for what its players saw. This package holds the scenario (the
-// benchmarker's side); MANUAL.md is the contestant's side of the same contract, and webapp/ the reference apps.
+// Package leagues is tunecon's sixth problem, after the ISUCON12 qualifier
+// (2022): a multi-tenant software-as-a- service for e-sports leagues, a JSON
+// API chosen by host name, where organizers upload score files, players read
+// rankings and every tenant is billed exactly for what its players saw. This
+// package holds the scenario (the benchmarker's side); MANUAL.md is the
+// contestant's side of the same contract, and webapp/ the reference apps.
 package leagues
 
 import (
@@ -36,5 +38,6 @@ var Problem = kit.Problem{
 //go:embed MANUAL.md assets.sha256
 var files embed.FS
 
-// Manifest maps each static file's URL path to its SHA-256; index.html is also served at /.
+// Manifest maps each static file's URL path to its SHA-256; index.html is also
+// served at /.
 func Manifest() engine.Manifest { return kit.AssetManifest(files) }

@@ -12,8 +12,8 @@ import (
 
 var apps = newApps()
 
-// newApps keeps each app's tenant files in its scratch directory: on MariaDB they would otherwise stay in
-// webapp/data after the test.
+// newApps keeps each app's tenant files in its scratch directory: on MariaDB
+// they would otherwise stay in webapp/data after the test.
 func newApps() *apptest.Apps {
 	a := apptest.New(leagues.Problem)
 	a.Env = func(dir string) []string { return []string{"LEAGUES_TENANT_DIR=" + filepath.Join(dir, "tenants")} }
@@ -22,9 +22,11 @@ func newApps() *apptest.Apps {
 
 func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
 
-// TestConformance runs the pre-check and a short load against every language and store: each must pass with 0
-// fails and score the organizers' writes and the players' and organizers' reads. (The admin's pages, seconds
-// each on MariaDB, are read in the pre-check and the final check, and not always in ten seconds of load.)
+// TestConformance runs the pre-check and a short load against every language
+// and store: each must pass with 0 fails and score the organizers' writes and
+// the players' and organizers' reads. (The admin's pages, seconds each on
+// MariaDB, are read in the pre-check and the final check, and not always in ten
+// seconds of load.)
 func TestConformance(t *testing.T) {
 	apps.Conformance(t, 10*time.Second, "add-players", "add-competition", "upload", "finish", "ranking", "profile",
 		"competitions", "players", "billing")

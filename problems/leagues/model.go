@@ -14,11 +14,13 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
-// The model is the benchmarker's own account of the app's state: every tenant, player and competition, every
-// upload and finish and when it was sent and answered, and every ranking read of the players it plays. The app's
-// answers are checked against it, never the other way round. A write whose answer did not come (a timeout, a cut
-// off, a wrong answer) is kept as unsure: every check accepts both the state with it and the state without it,
-// for as long as the run lasts, and an unsure creation is adopted when a list shows it.
+// The model is the benchmarker's own account of the app's state: every tenant,
+// player and competition, every upload and finish and when it was sent and
+// answered, and every ranking read of the players it plays. The app's answers
+// are checked against it, never the other way round. A write whose answer did
+// not come (a timeout, a cut off, a wrong answer) is kept as unsure: every
+// check accepts both the state with it and the state without it, for as long as
+// the run lasts, and an unsure creation is adopted when a list shows it.
 type model struct {
 	cfg  data.Config
 	key  *rsa.PrivateKey
@@ -27,20 +29,24 @@ type model struct {
 	mu      sync.Mutex
 	tenants []*tenant // by id, lowest first
 	byName  map[string]*tenant
-	// maxID is the highest player or competition id the app has acknowledged; newIDs is how many the
-	// benchmarker has asked for and not yet seen acknowledged or refused.
+	// maxID is the highest player or competition id the app has acknowledged;
+	// newIDs is how many the benchmarker has asked for and not yet seen
+	// acknowledged or refused.
 	maxID int64
 	// seq numbers the names and titles the benchmarker makes.
 	seq uint64
-	// pendingTenants are tenants whose creation was sent and not acknowledged, by name.
+	// pendingTenants are tenants whose creation was sent and not acknowledged,
+	// by name.
 	pendingTenants map[string]time.Time
 	// admins counts the admin sessions playing.
 	admins int
-	// lastFinish is when the last finish was answered (or sent, for an unsure one).
+	// lastFinish is when the last finish was answered (or sent, for an unsure
+	// one).
 	lastFinish time.Time
 
-	// seats and liveSeats are the player each user (by its ID) played last, on the path of any tenant and on the
-	// path of the tenants an organizer works on.
+	// seats and liveSeats are the player each user (by its ID) played last, on
+	// the path of any tenant and on the path of the tenants an organizer works
+	// on.
 	seats, liveSeats map[int]seat
 
 	tokMu  sync.Mutex
@@ -75,8 +81,8 @@ type tenant struct {
 type player struct {
 	id   int64
 	name string
-	// disqualification: initially disqualified, or the times its request was sent and answered (answered zero:
-	// not yet, or never: unsure).
+	// disqualification: initially disqualified, or the times its request was
+	// sent and answered (answered zero: not yet, or never: unsure).
 	dqInitial          bool
 	dqSent, dqAnswered time.Time
 	inUse              bool      // a session plays the player or disqualifies them
@@ -92,22 +98,27 @@ type competition struct {
 	id      int64
 	title   string
 	initial bool
-	// initialBill is an initially finished competition's bill (never changes: it takes no upload).
+	// initialBill is an initially finished competition's bill (never changes:
+	// it takes no upload).
 	initialFinished bool
 	initialBill     data.Billing
-	// uploads: [0] is the state the run starts from (the initial ranking, or none), acknowledged before
-	// everything; then every upload the benchmarker sent, in order.
+	// uploads: [0] is the state the run starts from (the initial ranking, or
+	// none), acknowledged before everything; then every upload the benchmarker
+	// sent, in order.
 	uploads []*upload
-	// finish: sent and answered (zero: not sent; answered zero: in flight or unsure).
+	// finish: sent and answered (zero: not sent; answered zero: in flight or
+	// unsure).
 	finishSent, finishAnswered time.Time
 	// reads are the ranking reads of each player, for the bill.
 	reads map[int64]*reads
 	busy  bool      // an organizer works on it
 	added time.Time // when the app acknowledged it (zero: initially there)
-	// abandoned: a write to it went unanswered (or its creation did), so no organizer works on it again: its
-	// state stays uncertain between what the unanswered writes allow.
+	// abandoned: a write to it went unanswered (or its creation did), so no
+	// organizer works on it again: its state stays uncertain between what the
+	// unanswered writes allow.
 	abandoned bool
-	// adopted: a list showed it before its creation was answered (it stays abandoned unless the answer comes).
+	// adopted: a list showed it before its creation was answered (it stays
+	// abandoned unless the answer comes).
 	adopted bool
 }
 
@@ -127,8 +138,8 @@ type rank struct {
 	row    int
 }
 
-// reads are one player's ranking reads of one competition: the first answered 200 (zero: none yet) and the first
-// sent, whatever came of it (zero: none).
+// reads are one player's ranking reads of one competition: the first answered
+// 200 (zero: none yet) and the first sent, whatever came of it (zero: none).
 type reads struct {
 	firstAnswered, firstSent time.Time
 }
@@ -168,7 +179,8 @@ func newModel(cfg data.Config, in *data.Initial, key *rsa.PrivateKey) *model {
 // hostOf is the Host header of a tenant's (or the admin's) requests.
 func (m *model) hostOf(label string) string { return label + m.host }
 
-// token returns a token of role for aud and sub, valid for tokenLife from now (made once, then kept).
+// token returns a token of role for aud and sub, valid for tokenLife from now
+// (made once, then kept).
 func (m *model) token(aud, role, sub string, now time.Time) (string, error) {
 	key := seatKey(aud, role, sub)
 	m.tokMu.Lock()
@@ -209,7 +221,8 @@ func (m *model) playerNames(n int) []string {
 // title returns a title for a new competition: unique in the run.
 func (m *model) title() string { return m.cfg.Title(m.next()) }
 
-// tenantName returns a name and a display name for a new tenant: unique in the run.
+// tenantName returns a name and a display name for a new tenant: unique in the
+// run.
 func (m *model) tenantName() (string, string) {
 	n := m.next()
 	return "new-league-" + strconv.FormatUint(n, 10), "New League " + strconv.FormatUint(n, 10)
@@ -239,8 +252,8 @@ func (m *model) tenantSent(name string, sent time.Time) {
 	m.pendingTenants[name] = sent
 }
 
-// tenantAdded records a tenant the app acknowledged; it returns a complaint when its id cannot be right: taken,
-// or one of the initial ones.
+// tenantAdded records a tenant the app acknowledged; it returns a complaint
+// when its id cannot be right: taken, or one of the initial ones.
 func (m *model) tenantAdded(id int64, name, display string, sent, answered time.Time) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -266,14 +279,16 @@ func (m *model) addTenantLocked(id int64, name, display string, at time.Time) st
 
 // Players and competitions.
 
-// idsBefore returns the highest id acknowledged so far: ids handed out for a request sent now must be above it.
+// idsBefore returns the highest id acknowledged so far: ids handed out for a
+// request sent now must be above it.
 func (m *model) idsBefore() int64 {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.maxID
 }
 
-// checkNewIDs returns a complaint unless ids are increasing, above floor and not used by anything.
+// checkNewIDs returns a complaint unless ids are increasing, above floor and
+// not used by anything.
 func (m *model) checkNewIDsLocked(ids []int64, floor int64) string {
 	for i, id := range ids {
 		switch {
@@ -310,9 +325,9 @@ func (m *model) playersSent(t *tenant, names []string) {
 	}
 }
 
-// playersAdded records players the app acknowledged at at (ids in the order of names), after checking their ids.
-// A list read while the request ran may have shown some of them already: those were adopted, and are taken as
-// they are.
+// playersAdded records players the app acknowledged at at (ids in the order of
+// names), after checking their ids. A list read while the request ran may have
+// shown some of them already: those were adopted, and are taken as they are.
 func (m *model) playersAdded(t *tenant, names []string, ids []int64, floor int64, at time.Time) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -363,9 +378,9 @@ func (m *model) competitionSent(t *tenant, title string) {
 	t.pendingComp[title] = true
 }
 
-// competitionAdded records a competition the app acknowledged at at, after checking its id; it returns it held
-// busy for its organizer. A list read while the request ran may have shown it already: it was adopted, and is
-// taken back.
+// competitionAdded records a competition the app acknowledged at at, after
+// checking its id; it returns it held busy for its organizer. A list read while
+// the request ran may have shown it already: it was adopted, and is taken back.
 func (m *model) competitionAdded(t *tenant, title string, id int64, floor int64, at time.Time) (*competition, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -394,7 +409,8 @@ func (m *model) addCompetitionLocked(t *tenant, id int64, title string) *competi
 
 // Uploads.
 
-// newUpload makes an upload of rows (player id, score), the CSV's data lines in order.
+// newUpload makes an upload of rows (player id, score), the CSV's data lines in
+// order.
 func newUpload(rows [][2]int64) *upload {
 	u := &upload{score: map[int64]int64{}}
 	last := map[int64]int{}
@@ -417,8 +433,9 @@ func (m *model) uploadSent(c *competition, u *upload, sent time.Time) {
 	c.uploads = append(c.uploads, u)
 }
 
-// uploadDone records what came of u, an upload to c: answered (acknowledged at at), refused (the app said no:
-// nothing changed), or neither (unsure: c is abandoned).
+// uploadDone records what came of u, an upload to c: answered (acknowledged at
+// at), refused (the app said no: nothing changed), or neither (unsure: c is
+// abandoned).
 func (m *model) uploadDone(c *competition, u *upload, answered, refused bool, at time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -432,9 +449,10 @@ func (m *model) uploadDone(c *competition, u *upload, answered, refused bool, at
 	}
 }
 
-// candidatesLocked returns the uploads whose state the app may have shown to a read sent at sent and answered at
-// answered: every upload sent before the answer came that no acknowledged upload had certainly replaced before
-// the read was sent. The last upload acknowledged before the read is always one.
+// candidatesLocked returns the uploads whose state the app may have shown to a
+// read sent at sent and answered at answered: every upload sent before the
+// answer came that no acknowledged upload had certainly replaced before the
+// read was sent. The last upload acknowledged before the read is always one.
 func (c *competition) candidatesLocked(sent, answered time.Time) []*upload {
 	var out []*upload
 	for i, u := range c.uploads {
@@ -479,8 +497,8 @@ func (m *model) finishDone(c *competition, answered bool, at time.Time) {
 	m.lastFinish = latest(m.lastFinish, at)
 }
 
-// finishedLocked says whether c shows as finished to a read sent at sent and answered at answered: surely, maybe,
-// or surely not.
+// finishedLocked says whether c shows as finished to a read sent at sent and
+// answered at answered: surely, maybe, or surely not.
 func (c *competition) finishedLocked(sent, answered time.Time) (sure, maybe bool) {
 	switch {
 	case c.initialFinished:
@@ -495,7 +513,8 @@ func (c *competition) finishedLocked(sent, answered time.Time) (sure, maybe bool
 
 // Reads, for the bill.
 
-// readSent records a ranking read of c by player p sent at sent; readAnswered its 200 answer at at.
+// readSent records a ranking read of c by player p sent at sent; readAnswered
+// its 200 answer at at.
 func (m *model) readSent(c *competition, p int64, sent time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -517,7 +536,8 @@ func (m *model) readAnswered(c *competition, p int64, at time.Time) {
 
 // Bills.
 
-// bill is what a competition's bill may be: scored players and viewers in [viewedMin, viewedMax].
+// bill is what a competition's bill may be: scored players and viewers in
+// [viewedMin, viewedMax].
 type bill struct {
 	scored               int
 	viewedMin, viewedMax int
@@ -530,8 +550,9 @@ func (b bill) yenMax() int64 {
 	return data.YenPerScored*int64(b.scored) + data.YenPerViewer*int64(b.viewedMax)
 }
 
-// billsLocked returns what c's bill may be to a bill read sent at sent and answered at answered, and whether it
-// may still show as unbilled (not finished: 0). A competition is billed once its finish has been answered
+// billsLocked returns what c's bill may be to a bill read sent at sent and
+// answered at answered, and whether it may still show as unbilled (not
+// finished: 0). A competition is billed once its finish has been answered
 // billDelay before the read was sent; before, its bill may show or not.
 func (c *competition) billsLocked(sent, answered time.Time) (bills []bill, unbilled bool) {
 	if c.initial {
@@ -571,11 +592,13 @@ func (c *competition) billsLocked(sent, answered time.Time) (bills []bill, unbil
 // span is a range of yen, lo to hi.
 type span struct{ lo, hi int64 }
 
-// maxSpans caps the spans a tenant's possible bills are kept as; past it they are merged into one.
+// maxSpans caps the spans a tenant's possible bills are kept as; past it they
+// are merged into one.
 const maxSpans = 64
 
-// tenantBillLocked returns the totals t's bill may have for a read sent at sent and answered at answered, as
-// spans: the sum, over its competitions, of each one's possible bills.
+// tenantBillLocked returns the totals t's bill may have for a read sent at sent
+// and answered at answered, as spans: the sum, over its competitions, of each
+// one's possible bills.
 func (t *tenant) billLocked(sent, answered time.Time) []span {
 	spans := []span{{0, 0}}
 	for _, c := range t.comps {
@@ -605,7 +628,8 @@ func (t *tenant) billLocked(sent, answered time.Time) []span {
 	return spans
 }
 
-// mergeSpans sorts spans and merges those that overlap; past maxSpans it returns their hull.
+// mergeSpans sorts spans and merges those that overlap; past maxSpans it
+// returns their hull.
 func mergeSpans(spans []span) []span {
 	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
 	out := spans[:1]
@@ -634,8 +658,8 @@ func inSpans(spans []span, v int64) bool {
 
 // Disqualification.
 
-// disqualifiedLocked says whether p is disqualified to a request sent at sent and answered at answered: surely,
-// maybe, or surely not.
+// disqualifiedLocked says whether p is disqualified to a request sent at sent
+// and answered at answered: surely, maybe, or surely not.
 func (p *player) disqualifiedLocked(sent, answered time.Time) (sure, maybe bool) {
 	switch {
 	case p.dqInitial:
@@ -648,12 +672,14 @@ func (p *player) disqualifiedLocked(sent, answered time.Time) (sure, maybe bool)
 	return false, true
 }
 
-// playable reports whether a session may play p: surely not disqualified, not gone, not in use.
+// playable reports whether a session may play p: surely not disqualified, not
+// gone, not in use.
 func (p *player) playable() bool { return !p.dqInitial && p.dqSent.IsZero() && !p.left && !p.inUse }
 
 // Choices for the sessions.
 
-// borrowPlayer picks a player of t that a session may play, and marks them in use; nil if none.
+// borrowPlayer picks a player of t that a session may play, and marks them in
+// use; nil if none.
 func (m *model) borrowPlayer(t *tenant, rnd *rand.Rand) *player {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -683,8 +709,8 @@ func (m *model) giveBack(p *player) {
 	p.inUse = false
 }
 
-// disqualifiedPlayer picks a player of t who is surely disqualified (initially, or since an answered
-// disqualification), or nil.
+// disqualifiedPlayer picks a player of t who is surely disqualified (initially,
+// or since an answered disqualification), or nil.
 func (m *model) disqualifiedPlayer(t *tenant, rnd *rand.Rand) *player {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -700,7 +726,8 @@ func (m *model) disqualifiedPlayer(t *tenant, rnd *rand.Rand) *player {
 	return dq[rnd.IntN(len(dq))]
 }
 
-// slowRead counts a ranking read of p over leaveAfter and reports whether p leaves.
+// slowRead counts a ranking read of p over leaveAfter and reports whether p
+// leaves.
 func (m *model) slowRead(p *player) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()

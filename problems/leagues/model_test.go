@@ -14,7 +14,8 @@ var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
 // at is t0 plus ms milliseconds.
 func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
 
-// tinyModel is a model of one tenant with players 1 to 3 and competition 10, running, without scores.
+// tinyModel is a model of one tenant with players 1 to 3 and competition 10,
+// running, without scores.
 func tinyModel(t *testing.T) (*model, *tenant, *competition) {
 	t.Helper()
 	key, err := keys.Private()
@@ -47,7 +48,8 @@ func scores(us []*upload) []int64 {
 	return out
 }
 
-// TestNewUploadRanks: the last row of a player wins; higher scores first, then the earlier row.
+// TestNewUploadRanks: the last row of a player wins; higher scores first, then
+// the earlier row.
 func TestNewUploadRanks(t *testing.T) {
 	u := newUpload([][2]int64{{1, 500}, {2, 700}, {3, 700}, {1, 900}, {4, 0}, {2, 100}})
 	want := []rank{{1, 900, 4}, {3, 700, 3}, {2, 100, 6}, {4, 0, 5}}
@@ -56,9 +58,10 @@ func TestNewUploadRanks(t *testing.T) {
 	}
 }
 
-// TestCandidates: a read may show the state acknowledged before it was sent, or any upload sent before its
-// answer came that no acknowledged upload had certainly replaced; an unsure upload stays possible for good, a
-// refused one never is.
+// TestCandidates: a read may show the state acknowledged before it was sent, or
+// any upload sent before its answer came that no acknowledged upload had
+// certainly replaced; an unsure upload stays possible for good, a refused one
+// never is.
 func TestCandidates(t *testing.T) {
 	m, _, c := tinyModel(t)
 	first, second, lost, late := uploadOf(100), uploadOf(200), uploadOf(300), uploadOf(400)
@@ -96,9 +99,11 @@ func TestCandidates(t *testing.T) {
 	}
 }
 
-// TestBills: the scorers are billed; a player without a score who read the ranking is a viewer surely if the
-// answer came before the finish was sent, maybe if the read was sent before a second after the finish was
-// answered, and not after; before billDelay has passed since the finish, the bill may still show 0.
+// TestBills: the scorers are billed; a player without a score who read the
+// ranking is a viewer surely if the answer came before the finish was sent,
+// maybe if the read was sent before a second after the finish was answered, and
+// not after; before billDelay has passed since the finish, the bill may still
+// show 0.
 func TestBills(t *testing.T) {
 	m, tn, c := tinyModel(t)
 	c.initial = false // as if added during the run: the benchmarker finishes only those
@@ -151,8 +156,9 @@ func TestBills(t *testing.T) {
 	}
 }
 
-// TestDisqualifiedWindow: a player is surely disqualified to a request sent after the disqualification was
-// answered, maybe to one that overlapped it, and surely not to one answered before it was sent.
+// TestDisqualifiedWindow: a player is surely disqualified to a request sent
+// after the disqualification was answered, maybe to one that overlapped it, and
+// surely not to one answered before it was sent.
 func TestDisqualifiedWindow(t *testing.T) {
 	m, tn, _ := tinyModel(t)
 	p := tn.byID[2]
@@ -176,8 +182,9 @@ func TestDisqualifiedWindow(t *testing.T) {
 	}
 }
 
-// TestAdoption: players and a competition a list showed while their creation ran are taken back when the
-// answer comes, not called taken; one whose creation failed stays abandoned.
+// TestAdoption: players and a competition a list showed while their creation
+// ran are taken back when the answer comes, not called taken; one whose
+// creation failed stays abandoned.
 func TestAdoption(t *testing.T) {
 	m, tn, _ := tinyModel(t)
 	m.playersSent(tn, []string{"D", "E"})

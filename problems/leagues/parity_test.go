@@ -25,10 +25,12 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
-// TestGoAndPythonAgree starts the Go and the Python reference apps on the initial data, each on its own working
-// copy, with the admin data in SQLite and then in MariaDB, sends both the same requests one after the other (reads,
-// every kind of write, refusals, /initialize), and checks that they answer the same status, the same Content-Type
-// and Cache-Control, and the same body, byte for byte.
+// TestGoAndPythonAgree starts the Go and the Python reference apps on the
+// initial data, each on its own working copy, with the admin data in SQLite and
+// then in MariaDB, sends both the same requests one after the other (reads,
+// every kind of write, refusals, /initialize), and checks that they answer the
+// same status, the same Content-Type and Cache-Control, and the same body, byte
+// for byte.
 func TestGoAndPythonAgree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and starts both reference apps: not in -short")
@@ -57,7 +59,8 @@ func TestGoAndPythonAgree(t *testing.T) {
 	if err := launch.EnsureVenv(ctx, venv, filepath.Join(webapp, "python", "requirements.txt"), log); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
-	// start starts the app of lang with its admin data at dsn, and returns its URL.
+	// start starts the app of lang with its admin data at dsn, and returns its
+	// URL.
 	start := func(t *testing.T, lang, dsn string) string {
 		t.Helper()
 		cmd := exec.Command(bin)
@@ -119,8 +122,9 @@ func TestGoAndPythonAgree(t *testing.T) {
 	}
 }
 
-// checkParity sends the same requests to the Go app at urls[0] and the Python app at urls[1]. insert runs an
-// INSERT statement on an app's admin data ("go" or "python").
+// checkParity sends the same requests to the Go app at urls[0] and the Python
+// app at urls[1]. insert runs an INSERT statement on an app's admin data ("go"
+// or "python").
 func checkParity(t *testing.T, urls [2]string, insert func(lang, statement string) error) {
 	in, err := data.Default().Initial()
 	if err != nil {
@@ -202,7 +206,8 @@ func checkParity(t *testing.T, urls [2]string, insert func(lang, statement strin
 		p.same(c.method, c.host, c.path, c.token, nil, "", c.status)
 	}
 
-	// Writes, in the same order to both: ids come from the same generator state.
+	// Writes, in the same order to both: ids come from the same generator
+	// state.
 	p.same("POST", h, "/api/organizer/players", org, []byte(`{"display_names":["Ann <&>","名前 \u2028 x","q\"uote\\"]}`), "application/json", 200)
 	p.same("POST", h, "/api/organizer/competitions", org, []byte(`{"title":"Parity Cup"}`), "application/json", 200)
 	comp := in.NextID + 3
@@ -225,8 +230,9 @@ func checkParity(t *testing.T, urls [2]string, insert func(lang, statement strin
 	p.upload(h, 1, org, "player_id,score\n", 404)
 	p.same("GET", h, "/api/organizer/billing", org, nil, "", 200)
 	p.same("GET", h, "/api/organizer/competitions", org, nil, "", 200)
-	// The billing rule's edge, the same in both: a new player (who has no score) read an initial finished
-	// competition's ranking at the second it finished (counts), another a second later (does not).
+	// The billing rule's edge, the same in both: a new player (who has no
+	// score) read an initial finished competition's ranking at the second it
+	// finished (counts), another a second later (does not).
 	for _, lang := range []string{"go", "python"} {
 		if err := insert(lang, fmt.Sprintf("INSERT INTO visit_history (player_id, tenant_id, competition_id, created_at) VALUES (%d, 1, %d, %d), (%d, 1, %d, %d)",
 			in.NextID, finished.ID, finished.FinishedAt, in.NextID+1, finished.ID, finished.FinishedAt+1)); err != nil {
@@ -252,7 +258,8 @@ func checkParity(t *testing.T, urls [2]string, insert func(lang, statement strin
 	p.same("GET", "parity-new", "/api/organizer/players", newOrg, nil, "", 200)
 	p.same("GET", "admin", "/api/admin/billing", admin, nil, "", 200)
 
-	// /initialize: each app names its language; then both are back at the start.
+	// /initialize: each app names its language; then both are back at the
+	// start.
 	p.initialize()
 	p.same("GET", "parity-new", "/api/organizer/players", newOrg, nil, "", 404)
 	p.same("GET", h, "/api/organizer/competitions", org, nil, "", 200)
@@ -310,7 +317,8 @@ func (p *parity) send(base, method, host, path, token string, body []byte, conte
 	return reply{res.StatusCode, res.Header, string(b)}
 }
 
-// same sends one request to the Go app, then to the Python app, and checks that both answered status, alike.
+// same sends one request to the Go app, then to the Python app, and checks that
+// both answered status, alike.
 func (p *parity) same(method, host, path, token string, body []byte, contentType string, status int) {
 	p.t.Helper()
 	g := p.send(p.urls[0], method, host, path, token, body, contentType)

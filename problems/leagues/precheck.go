@@ -11,16 +11,18 @@ import (
 	"github.com/tunecon/tunecon/engine"
 )
 
-// preCheckPlayers is how many initial players of the pre-check's tenant it plays (p1, p2, p3) besides its
-// disqualified one.
+// preCheckPlayers is how many initial players of the pre-check's tenant it
+// plays (p1, p2, p3) besides its disqualified one.
 const preCheckPlayers = 3
 
-// PreCheck checks the initialized app one request at a time, refusals included: tokens that are missing, forged,
-// unsigned, expired or for another tenant (401); roles on the wrong endpoints or hosts (403); an unknown host
-// (404); what each role reads of a tenant, exactly; a disqualified player refused everywhere; a new competition
-// through uploads (ranks, ties, last rows, bad files refused), a disqualification, its finish (and an upload after
-// it refused), viewers before and after it, and its exact bill; a new tenant and the admin's pages. Any error
-// fails the run.
+// PreCheck checks the initialized app one request at a time, refusals included:
+// tokens that are missing, forged, unsigned, expired or for another tenant
+// (401); roles on the wrong endpoints or hosts (403); an unknown host (404);
+// what each role reads of a tenant, exactly; a disqualified player refused
+// everywhere; a new competition through uploads (ranks, ties, last rows, bad
+// files refused), a disqualification, its finish (and an upload after it
+// refused), viewers before and after it, and its exact bill; a new tenant and
+// the admin's pages. Any error fails the run.
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	rnd := r.Rand(2)
 	a := r.NewAgent()
@@ -138,7 +140,8 @@ func (s *Scenario) preCheckDisqualified(ctx context.Context, a *engine.Agent, t 
 	return nil
 }
 
-// preCheckTokens checks the refusals of tokens and roles, and an unknown host, on t's host.
+// preCheckTokens checks the refusals of tokens and roles, and an unknown host,
+// on t's host.
 func (s *Scenario) preCheckTokens(ctx context.Context, r *engine.Run, a *engine.Agent, t, other *tenant, sub string) error {
 	host, now := s.m.hostOf(t.name), r.Now()
 	live, past := now.Add(tokenLife).Unix(), now.Add(-time.Hour).Unix()
@@ -213,7 +216,8 @@ func (s *Scenario) readMe(ctx context.Context, a *engine.Agent, role, sub string
 	return s.m.checkMe(res, role, sub, t, p, ans)
 }
 
-// preCheckHuge reads a long ranking of the huge tenant page by page, past its end, and refuses bad pages.
+// preCheckHuge reads a long ranking of the huge tenant page by page, past its
+// end, and refuses bad pages.
 func (s *Scenario) preCheckHuge(ctx context.Context, r *engine.Run, a *engine.Agent, rnd *rand.Rand) error {
 	huge := s.m.tenant(1)
 	p := s.m.borrowPlayer(huge, rnd)
@@ -423,7 +427,8 @@ func (s *Scenario) preCheckBill(ctx context.Context, r *engine.Run, a *engine.Ag
 	return s.readBilling(ctx, a, t, engine.NoScore)
 }
 
-// disqualifyPlayer disqualifies p of t and checks that p is refused at once; a is left as t's organizer.
+// disqualifyPlayer disqualifies p of t and checks that p is refused at once; a
+// is left as t's organizer.
 func (s *Scenario) disqualifyPlayer(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, sc engine.Scorer) error {
 	s.m.mu.Lock()
 	busy := p.inUse
@@ -435,8 +440,9 @@ func (s *Scenario) disqualifyPlayer(ctx context.Context, r *engine.Run, a *engin
 	return s.disqualifyHeld(ctx, r, a, t, p, sc)
 }
 
-// preCheckAdmin adds a tenant (the next id after the initial ones), refuses a taken and bad names, reads the
-// first page of bills and the page with t, and reads the new tenant as its organizer: empty.
+// preCheckAdmin adds a tenant (the next id after the initial ones), refuses a
+// taken and bad names, reads the first page of bills and the page with t, and
+// reads the new tenant as its organizer: empty.
 func (s *Scenario) preCheckAdmin(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player) error {
 	now := r.Now()
 	if err := s.signIn(a, adminLabel, roleAdmin, adminSub, now); err != nil {
@@ -519,8 +525,9 @@ func (s *Scenario) preCheckBadRequests(ctx context.Context, r *engine.Run, a *en
 	return nil
 }
 
-// preCheckTenant picks the pre-check's tenant: an initial tenant other than the huge one, with a disqualified
-// player and preCheckPlayers more it holds; and another tenant with players, the huge one.
+// preCheckTenant picks the pre-check's tenant: an initial tenant other than the
+// huge one, with a disqualified player and preCheckPlayers more it holds; and
+// another tenant with players, the huge one.
 func (m *model) preCheckTenant(rnd *rand.Rand) (t, other *tenant, ps []*player, dq *player) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

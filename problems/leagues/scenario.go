@@ -14,8 +14,8 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
-// Version of the scenario: bump it when a check, a number or the user mix changes, so that results say which
-// rules they were scored by.
+// Version of the scenario: bump it when a check, a number or the user mix
+// changes, so that results say which rules they were scored by.
 const Version = "2"
 
 // Score tags (MANUAL: "Scenario and scoring"): the writes, then the reads.
@@ -38,18 +38,21 @@ const (
 const (
 	weightWrite = 10
 	weightRead  = 1
-	// Each error deducts a percentage of the raw score: percentWrite for an error on a write (a POST),
-	// percentRead for any other; failPercent of deductions fails the run.
+	// Each error deducts a percentage of the raw score: percentWrite for an
+	// error on a write (a POST), percentRead for any other; failPercent of
+	// deductions fails the run.
 	percentWrite = 10
 	percentRead  = 1
 	failPercent  = 100
-	// A player whose ranking reads took longer than leaveAfter leaveAfterReads times leaves the run; the seat
-	// stays empty for seatEmpty before another player takes it.
+	// A player whose ranking reads took longer than leaveAfter leaveAfterReads
+	// times leaves the run; the seat stays empty for seatEmpty before another
+	// player takes it.
 	leaveAfter      = 1200 * time.Millisecond
 	leaveAfterReads = 3
 	seatEmpty       = 5 * time.Second
-	// billDelay: a tenant's bill must be exact once a competition's finish has been answered this long before
-	// the bill was asked. viewerGrace: a ranking read sent this long after a finish was answered is no viewer.
+	// billDelay: a tenant's bill must be exact once a competition's finish has
+	// been answered this long before the bill was asked. viewerGrace: a ranking
+	// read sent this long after a finish was answered is no viewer.
 	billDelay   = 3 * time.Second
 	viewerGrace = time.Second
 	// rankingPage and billingPage are the manual's page sizes.
@@ -57,8 +60,9 @@ const (
 	billingPage = 10
 	// requestTimeout bounds every request but the bills.
 	requestTimeout = 30 * time.Second
-	// reportTimeout bounds a bill, a report (the reference apps' take seconds under load, and tens of seconds
-	// for a page of the admin's with MariaDB; the original also gave its admin's bills 60 s).
+	// reportTimeout bounds a bill, a report (the reference apps' take seconds
+	// under load, and tens of seconds for a page of the admin's with MariaDB;
+	// the original also gave its admin's bills 60 s).
 	reportTimeout = 60 * time.Second
 	// tokenLife is how long the tokens the benchmarker signs are valid.
 	tokenLife = 24 * time.Hour
@@ -70,31 +74,38 @@ const (
 
 // The users (MANUAL: "Scenario and scoring").
 const (
-	// The sessions' shares: of every 20 sessions started, 15 are a player's, 4 an organizer's and 1 the
-	// admin's; the admin plays one session at a time (a second is a player's instead).
+	// The sessions' shares: of every 20 sessions started, 15 are a player's, 4
+	// an organizer's and 1 the admin's; the admin plays one session at a time
+	// (a second is a player's instead).
 	sharePlayer    = 15
 	shareOrganizer = 4
 	shareAdmin     = 1
-	// A player reads minRounds to maxRounds rankings in a session, the second page of one in secondPageEvery,
-	// and after each ranking minProfiles to maxProfiles profiles of players on it.
+	// A player reads minRounds to maxRounds rankings in a session, the second
+	// page of one in secondPageEvery, and after each ranking minProfiles to
+	// maxProfiles profiles of players on it.
 	minRounds       = 3
 	maxRounds       = 6
 	secondPageEvery = 5
 	minProfiles     = 1
 	maxProfiles     = 2
-	// openShare in 10 of a player's picks are a running competition, when the tenant has one.
+	// openShare in 10 of a player's picks are a running competition, when the
+	// tenant has one.
 	openShare = 9
-	// One player session in probeEvery first tries a forged or unfit token, or plays a disqualified player,
-	// who must be refused.
+	// One player session in probeEvery first tries a forged or unfit token, or
+	// plays a disqualified player, who must be refused.
 	probeEvery = 8
-	// liveShare in 4 of the players play a tenant an organizer is working on, when there is one; hugeShare in
-	// 8 of the others (and of the organizers) play the huge tenant.
+	// liveShare in 4 of the players play a tenant an organizer is working on,
+	// when there is one; hugeShare in 8 of the others (and of the organizers)
+	// play the huge tenant.
 	liveShare = 3
 	hugeShare = 1
-	// An organizer adds newPlayersMin to newPlayersMax players (newTenantPlayers, twice, to a tenant that has
-	// none), in one organizer session in addPlayersEvery; works on an initial running competition rather than
-	// a new one in one session in reuseEvery; uploads minUploads to maxUploads score files; disqualifies a
-	// player in one session in disqualifyEvery; tries an upload after the finish in one in lateUploadEvery.
+	// An organizer adds newPlayersMin to newPlayersMax players
+	// (newTenantPlayers, twice, to a tenant that has none), in one organizer
+	// session in addPlayersEvery; works on an initial running competition
+	// rather than a new one in one session in reuseEvery; uploads minUploads to
+	// maxUploads score files; disqualifies a player in one session in
+	// disqualifyEvery; tries an upload after the finish in one in
+	// lateUploadEvery.
 	newPlayersMin    = 5
 	newPlayersMax    = 20
 	newTenantPlayers = 40
@@ -104,28 +115,32 @@ const (
 	maxUploads       = 4
 	disqualifyEvery  = 4
 	lateUploadEvery  = 4
-	// An upload has a score for participateMin to participateMax percent of the tenant's players, a second or
-	// third row for repeatPercent percent of those, scores multiples of scoreStep below scoreSteps*scoreStep
-	// (ties are common), and at most maxRows rows.
+	// An upload has a score for participateMin to participateMax percent of the
+	// tenant's players, a second or third row for repeatPercent percent of
+	// those, scores multiples of scoreStep below scoreSteps*scoreStep (ties are
+	// common), and at most maxRows rows.
 	participateMin = 50
 	participateMax = 90
 	repeatPercent  = 25
 	scoreStep      = 100
 	scoreSteps     = 1000
 	maxRows        = 5000
-	// The load controller: the run starts with startUsers and adds users (up to growth times as many at a time)
-	// while at most maxSlowRate of the requests take over slowRequest, up to maxUsers.
+	// The load controller: the run starts with startUsers and adds users (up to
+	// growth times as many at a time) while at most maxSlowRate of the requests
+	// take over slowRequest, up to maxUsers.
 	startUsers  = 20
 	growth      = 1.0
 	maxUsers    = 10000
 	slowRequest = leaveAfter
 	maxSlowRate = 0.05
-	// The bills are reports that take long by nature and are read now and then: the controller counts them
-	// slow only past reportSlow, lest one bill be a large share of the slow requests while the users are few.
+	// The bills are reports that take long by nature and are read now and then:
+	// the controller counts them slow only past reportSlow, lest one bill be a
+	// large share of the slow requests while the users are few.
 	reportSlow = 10 * time.Second
-	// The final check reads the rankings of finalRankings competitions added during the run, the first page
-	// of the admin's bills, then bills of the tenants organizers worked on and at most finalAdminPages pages in
-	// all, starting no read finalBudget after it began.
+	// The final check reads the rankings of finalRankings competitions added
+	// during the run, the first page of the admin's bills, then bills of the
+	// tenants organizers worked on and at most finalAdminPages pages in all,
+	// starting no read finalBudget after it began.
 	finalRankings   = 10
 	finalAdminPages = 5
 	finalBudget     = 12 * time.Second
@@ -153,7 +168,8 @@ type Scenario struct {
 	m        *model
 	mix      *engine.Mix
 	manifest engine.Manifest
-	// other is a key that is not the problem's: tokens it signs must be refused.
+	// other is a key that is not the problem's: tokens it signs must be
+	// refused.
 	other *rsa.PrivateKey
 }
 

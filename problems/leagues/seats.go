@@ -20,16 +20,20 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
-// The tokens of the initial data's seats (each initial player, each tenant's organizer, the admin) are signed
-// once per machine and kept in a file: signing one takes about a millisecond of CPU, and a run that signed them
-// as its users arrived spent a third of the benchmarker's CPU on it, on the same cores as the app it measured.
-// Players added during a run still get a token made when they are first played.
+// The tokens of the initial data's seats (each initial player, each tenant's
+// organizer, the admin) are signed once per machine and kept in a file: signing
+// one takes about a millisecond of CPU, and a run that signed them as its users
+// arrived spent a third of the benchmarker's CPU on it, on the same cores as
+// the app it measured. Players added during a run still get a token made when
+// they are first played.
 const (
 	// seatTokenLife is how long the kept tokens are valid.
 	seatTokenLife = 365 * 24 * time.Hour
-	// seatTokenRenew is how long before their expiry the kept tokens are made again.
+	// seatTokenRenew is how long before their expiry the kept tokens are made
+	// again.
 	seatTokenRenew = 30 * 24 * time.Hour
-	// seatTokensHeader starts the file; the key's and the seats' fingerprints and the expiry follow it.
+	// seatTokensHeader starts the file; the key's and the seats' fingerprints
+	// and the expiry follow it.
 	seatTokensHeader = "tunecon leagues seat tokens 1"
 )
 
@@ -51,7 +55,8 @@ func (m *model) initialSeats() []seatClaims {
 	return out
 }
 
-// fingerprints returns what a file of tokens must say it was made for: the public key, and the seats.
+// fingerprints returns what a file of tokens must say it was made for: the
+// public key, and the seats.
 func fingerprints(key *rsa.PrivateKey, seats []seatClaims) (string, string, error) {
 	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	if err != nil {
@@ -69,10 +74,11 @@ func fingerprints(key *rsa.PrivateKey, seats []seatClaims) (string, string, erro
 // kit hands the scenario.
 const seatTokensFile = "leagues-seat-tokens.txt"
 
-// loadSeatTokens fills m.tokens with the initial seats' tokens: from the file at path when it was made with this
-// key, for these seats, and is valid for longer than seatTokenRenew after now; else signed now and written there
-// (through a temporary file, so that a reader never sees half of one). A file that cannot be written costs only
-// the signing again next time.
+// loadSeatTokens fills m.tokens with the initial seats' tokens: from the file
+// at path when it was made with this key, for these seats, and is valid for
+// longer than seatTokenRenew after now; else signed now and written there
+// (through a temporary file, so that a reader never sees half of one). A file
+// that cannot be written costs only the signing again next time.
 func (m *model) loadSeatTokens(path string, now time.Time) error {
 	seats := m.initialSeats()
 	keyPrint, seatPrint, err := fingerprints(m.key, seats)
@@ -112,8 +118,9 @@ func (m *model) loadSeatTokens(path string, now time.Time) error {
 	return nil
 }
 
-// readSeatTokens reads the tokens of a file made for keyPrint and seatPrint, with n of them, that stays valid for
-// longer than seatTokenRenew after now; ok is false for any other file, or none.
+// readSeatTokens reads the tokens of a file made for keyPrint and seatPrint,
+// with n of them, that stays valid for longer than seatTokenRenew after now; ok
+// is false for any other file, or none.
 func readSeatTokens(path, keyPrint, seatPrint string, n int, now time.Time) ([]string, bool) {
 	if path == "" {
 		return nil, false

@@ -45,8 +45,9 @@ func claimsOf(t *testing.T, pub *rsa.PublicKey, tok string) keys.Claims {
 // seatToken returns the kept token of player 2 of the tiny model.
 func seatToken(m *model) string { return m.tokens[seatKey("tiny-league-1", rolePlayer, "2")] }
 
-// TestSeatTokensAreKept: the initial seats' tokens are signed once, written, read back by the next scenario, and
-// signed again only for another key, other seats, a file near its expiry or a damaged one.
+// TestSeatTokensAreKept: the initial seats' tokens are signed once, written,
+// read back by the next scenario, and signed again only for another key, other
+// seats, a file near its expiry or a damaged one.
 func TestSeatTokensAreKept(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "cache", "tokens.txt")
 	m, _, _ := tinyModel(t)
@@ -66,7 +67,8 @@ func TestSeatTokensAreKept(t *testing.T) {
 		t.Fatalf("organizer's claims %+v", c)
 	}
 
-	// A later scenario reads them: a token signed again would carry a later expiry.
+	// A later scenario reads them: a token signed again would carry a later
+	// expiry.
 	later := t0.Add(24 * time.Hour)
 	again := func(t *testing.T, m *model) string {
 		t.Helper()

@@ -13,7 +13,8 @@ import (
 
 // The tokens the app must refuse are made here; keys.Sign makes the good ones.
 
-// claims returns a token's claims; exp 0 leaves exp out, and an empty role or sub is kept empty.
+// claims returns a token's claims; exp 0 leaves exp out, and an empty role or
+// sub is kept empty.
 func claims(sub, aud, role string, exp int64) map[string]any {
 	c := map[string]any{"sub": sub, "aud": aud, "role": role}
 	if exp != 0 {
@@ -22,8 +23,9 @@ func claims(sub, aud, role string, exp int64) map[string]any {
 	return c
 }
 
-// signRaw returns a compact JWT of payload with the header's alg: "RS256" signed by key, "HS256" keyed with the
-// problem's public key in PEM (the confusion of an RSA key with an HMAC secret), or "none", unsigned.
+// signRaw returns a compact JWT of payload with the header's alg: "RS256"
+// signed by key, "HS256" keyed with the problem's public key in PEM (the
+// confusion of an RSA key with an HMAC secret), or "none", unsigned.
 func (s *Scenario) signRaw(key *rsa.PrivateKey, alg string, payload map[string]any) (string, error) {
 	head, err := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
 	if err != nil {

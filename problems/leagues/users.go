@@ -11,7 +11,8 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
-// User plays one session of the role the mix hands out: a player's, an organizer's or the admin's.
+// User plays one session of the role the mix hands out: a player's, an
+// organizer's or the admin's.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	switch s.mix.Next() {
 	case roleAdmin:
@@ -30,10 +31,12 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 
 // The players.
 
-// playerSession: a player of a tenant (most often one an organizer is working on) opens the app, reads the
-// competitions, then a few rankings (mostly of running competitions) with a profile or two of the players on
-// each, thinking between pages. A player who finds an empty ranking thinks and picks again; one whose ranking
-// reads were slow three times leaves, and the seat stays empty a while.
+// playerSession: a player of a tenant (most often one an organizer is working
+// on) opens the app, reads the competitions, then a few rankings (mostly of
+// running competitions) with a profile or two of the players on each, thinking
+// between pages. A player who finds an empty ranking thinks and picks again;
+// one whose ranking reads were slow three times leaves, and the seat stays
+// empty a while.
 func (s *Scenario) playerSession(ctx context.Context, r *engine.Run, u *engine.User) error {
 	t, p := s.m.pickPlayer(u.Rand, u.ID)
 	if p == nil {
@@ -112,7 +115,8 @@ type listed struct {
 	finished bool
 }
 
-// pickCompetition picks a competition of a list, a running one openShare times in 10 when there is one.
+// pickCompetition picks a competition of a list, a running one openShare times
+// in 10 when there is one.
 func pickCompetition(list []listed, rnd *rand.Rand) *competition {
 	if len(list) == 0 {
 		return nil
@@ -129,7 +133,8 @@ func pickCompetition(list []listed, rnd *rand.Rand) *competition {
 	return list[rnd.IntN(len(list))].c
 }
 
-// signIn sets a's browser up as sub of role on the host of label, with a fresh token.
+// signIn sets a's browser up as sub of role on the host of label, with a fresh
+// token.
 func (s *Scenario) signIn(a *engine.Agent, label, role, sub string, now time.Time) error {
 	tok, err := s.m.token(label, role, sub, now)
 	if err != nil {
@@ -139,7 +144,8 @@ func (s *Scenario) signIn(a *engine.Agent, label, role, sub string, now time.Tim
 	return nil
 }
 
-// listCompetitions reads a list of t's competitions (the player's or the organizer's) and checks it.
+// listCompetitions reads a list of t's competitions (the player's or the
+// organizer's) and checks it.
 func (s *Scenario) listCompetitions(ctx context.Context, a *engine.Agent, t *tenant, endpoint, path string, sc engine.Scorer) ([]listed, error) {
 	var ans competitionsAnswer
 	res, err := get(ctx, a, endpoint, path, &ans)
@@ -162,8 +168,9 @@ func (s *Scenario) listCompetitions(ctx context.Context, a *engine.Agent, t *ten
 	return out, nil
 }
 
-// readRanking reads a page of c's ranking as player p and checks it; it returns the ranked players (nil for an
-// empty page, which scores nothing) and whether p leaves, the read having been their third over leaveAfter.
+// readRanking reads a page of c's ranking as player p and checks it; it returns
+// the ranked players (nil for an empty page, which scores nothing) and whether
+// p leaves, the read having been their third over leaveAfter.
 func (s *Scenario) readRanking(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, c *competition, after int, sc engine.Scorer) ([]*player, bool, error) {
 	sent := r.Now()
 	s.m.readSent(c, p.id, sent)
@@ -209,8 +216,8 @@ func (s *Scenario) readProfile(ctx context.Context, a *engine.Agent, t *tenant, 
 	return nil
 }
 
-// probe makes one request the app must refuse, with a token that is forged or does not fit, or as a disqualified
-// player of t. It scores nothing.
+// probe makes one request the app must refuse, with a token that is forged or
+// does not fit, or as a disqualified player of t. It scores nothing.
 func (s *Scenario) probe(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, rnd *rand.Rand) error {
 	host, sub, now := s.m.hostOf(t.name), strconv.FormatInt(p.id, 10), r.Now()
 	path, endpoint, status := "/api/player/competitions", epPlayerComps, http.StatusUnauthorized
@@ -254,11 +261,13 @@ func (s *Scenario) probe(ctx context.Context, r *engine.Run, a *engine.Agent, t 
 
 // The organizers.
 
-// organizerSession: the organizer of t opens the app and lists the players; adds players now and then (a tenant
-// without players always); opens a competition (or takes an initial running one); uploads a few score files,
-// thinking between them while players read the rankings; now and then disqualifies a player, who must be refused
-// at once; finishes the competition it opened, reads the bill at once and again billDelay after the finish, when it
-// must be exact; and lists the competitions.
+// organizerSession: the organizer of t opens the app and lists the players;
+// adds players now and then (a tenant without players always); opens a
+// competition (or takes an initial running one); uploads a few score files,
+// thinking between them while players read the rankings; now and then
+// disqualifies a player, who must be refused at once; finishes the competition
+// it opened, reads the bill at once and again billDelay after the finish, when
+// it must be exact; and lists the competitions.
 func (s *Scenario) organizerSession(ctx context.Context, r *engine.Run, u *engine.User, t *tenant) error {
 	a := u.Agent
 	if err := s.signIn(a, t.name, roleOrganizer, organizerSub, r.Now()); err != nil {
@@ -353,8 +362,8 @@ func (s *Scenario) listPlayers(ctx context.Context, a *engine.Agent, t *tenant, 
 	return nil
 }
 
-// addPlayers adds n players to t: new players, not disqualified, named as asked, with new ids in increasing
-// order.
+// addPlayers adds n players to t: new players, not disqualified, named as
+// asked, with new ids in increasing order.
 func (s *Scenario) addPlayers(ctx context.Context, a *engine.Agent, t *tenant, n int, sc engine.Scorer) error {
 	names := s.m.playerNames(n)
 	floor := s.m.idsBefore()
@@ -385,7 +394,8 @@ func (s *Scenario) addPlayers(ctx context.Context, a *engine.Agent, t *tenant, n
 	return nil
 }
 
-// addCompetition opens a competition in t, held by the caller until releaseCompetition.
+// addCompetition opens a competition in t, held by the caller until
+// releaseCompetition.
 func (s *Scenario) addCompetition(ctx context.Context, a *engine.Agent, t *tenant, sc engine.Scorer) (*competition, error) {
 	title := s.m.title()
 	floor := s.m.idsBefore()
@@ -410,8 +420,9 @@ func (s *Scenario) addCompetition(ctx context.Context, a *engine.Agent, t *tenan
 	return c, nil
 }
 
-// upload uploads rows to c: the answer must count them, and from it on the rankings show them. An upload the app
-// did not acknowledge leaves c uncertain for good: its organizer leaves it.
+// upload uploads rows to c: the answer must count them, and from it on the
+// rankings show them. An upload the app did not acknowledge leaves c uncertain
+// for good: its organizer leaves it.
 func (s *Scenario) upload(ctx context.Context, r *engine.Run, a *engine.Agent, c *competition, rows [][2]int64, sc engine.Scorer) error {
 	up := newUpload(rows)
 	s.m.uploadSent(c, up, r.Now())
@@ -434,8 +445,8 @@ func (s *Scenario) upload(ctx context.Context, r *engine.Run, a *engine.Agent, c
 	return nil
 }
 
-// lateUpload uploads rows to c after its finish: the app must refuse it with 409 and change nothing. It scores
-// nothing.
+// lateUpload uploads rows to c after its finish: the app must refuse it with
+// 409 and change nothing. It scores nothing.
 func (s *Scenario) lateUpload(ctx context.Context, r *engine.Run, a *engine.Agent, c *competition, rows [][2]int64) error {
 	up := newUpload(rows)
 	s.m.uploadSent(c, up, r.Now())
@@ -445,7 +456,8 @@ func (s *Scenario) lateUpload(ctx context.Context, r *engine.Run, a *engine.Agen
 	return err
 }
 
-// finish finishes c: the answer shows it finished, and from it on c takes no upload.
+// finish finishes c: the answer shows it finished, and from it on c takes no
+// upload.
 func (s *Scenario) finish(ctx context.Context, r *engine.Run, a *engine.Agent, c *competition, sc engine.Scorer) error {
 	s.m.finishSent(c, r.Now())
 	var ans competitionAnswer
@@ -470,8 +482,9 @@ func (s *Scenario) finish(ctx context.Context, r *engine.Run, a *engine.Agent, c
 	return nil
 }
 
-// disqualify disqualifies a player of t who is not playing: the answer shows them disqualified, and at once they
-// are refused (checked with their own token, scoring nothing).
+// disqualify disqualifies a player of t who is not playing: the answer shows
+// them disqualified, and at once they are refused (checked with their own
+// token, scoring nothing).
 func (s *Scenario) disqualify(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, rnd *rand.Rand, sc engine.Scorer) error {
 	p := s.m.borrowPlayer(t, rnd)
 	if p == nil {
@@ -480,7 +493,8 @@ func (s *Scenario) disqualify(ctx context.Context, r *engine.Run, a *engine.Agen
 	return s.disqualifyHeld(ctx, r, a, t, p, sc)
 }
 
-// disqualifyHeld is disqualify of p, held by the caller (it gives p back); a is left as t's organizer.
+// disqualifyHeld is disqualify of p, held by the caller (it gives p back); a is
+// left as t's organizer.
 func (s *Scenario) disqualifyHeld(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, sc engine.Scorer) error {
 	s.m.disqualifySent(p, r.Now())
 	var ans playerAnswer
@@ -528,8 +542,9 @@ func (s *Scenario) readBilling(ctx context.Context, a *engine.Agent, t *tenant, 
 
 // The admin.
 
-// adminSession: the admin opens the app, pages through every tenant's bill, highest id first, to the empty page
-// after the last, and adds a tenant, whose organizer then adds its players.
+// adminSession: the admin opens the app, pages through every tenant's bill,
+// highest id first, to the empty page after the last, and adds a tenant, whose
+// organizer then adds its players.
 func (s *Scenario) adminSession(ctx context.Context, r *engine.Run, u *engine.User) error {
 	a := u.Agent
 	if err := s.signIn(a, adminLabel, roleAdmin, adminSub, r.Now()); err != nil {
@@ -556,14 +571,16 @@ func (s *Scenario) adminSession(ctx context.Context, r *engine.Run, u *engine.Us
 	return err
 }
 
-// adminSub is the subject of the admin's tokens; adminLabel the admin's host label and audience.
+// adminSub is the subject of the admin's tokens; adminLabel the admin's host
+// label and audience.
 const (
 	adminSub   = "admin"
 	adminLabel = keys.AdminAudience
 )
 
-// readAdminPage reads the page of bills before before (0: the first) and checks it; it returns how many tenants
-// it lists and the last one's id. An empty page scores nothing.
+// readAdminPage reads the page of bills before before (0: the first) and checks
+// it; it returns how many tenants it lists and the last one's id. An empty page
+// scores nothing.
 func (s *Scenario) readAdminPage(ctx context.Context, a *engine.Agent, before int64, sc engine.Scorer) (int, int64, error) {
 	var ans tenantsAnswer
 	res, err := get(ctx, a, epAdminBilling, adminBillingPath(before), &ans)
@@ -581,7 +598,8 @@ func (s *Scenario) readAdminPage(ctx context.Context, a *engine.Agent, before in
 	return len(list), *list[len(list)-1].ID, nil
 }
 
-// addTenant adds a tenant: the answer names it with a new id and a bill of 0, and its host works at once.
+// addTenant adds a tenant: the answer names it with a new id and a bill of 0,
+// and its host works at once.
 func (s *Scenario) addTenant(ctx context.Context, r *engine.Run, a *engine.Agent, sc engine.Scorer) (*tenant, error) {
 	name, display := s.m.tenantName()
 	sent := r.Now()
@@ -631,8 +649,9 @@ func (m *model) dropAdmin() {
 	m.admins--
 }
 
-// pickOrganizerTenant picks a tenant for an organizer session and holds it: first a tenant added during the run
-// that has no player yet, else the huge tenant hugeShare times in 8, else any; nil when none is free.
+// pickOrganizerTenant picks a tenant for an organizer session and holds it:
+// first a tenant added during the run that has no player yet, else the huge
+// tenant hugeShare times in 8, else any; nil when none is free.
 func (m *model) pickOrganizerTenant(rnd *rand.Rand) *tenant {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -663,11 +682,13 @@ func (m *model) releaseTenant(t *tenant) {
 	t.organized = false
 }
 
-// pickPlayer picks a player for user uid to play and holds them: of a tenant an organizer is working on
-// liveShare times in 4 (when one has a player free), else of the huge tenant hugeShare times in 8, else of any
-// tenant. A user is one person: on each path it plays the player it played there before while that player may
-// play (and, on the live path, while the tenant is still being worked on), so that players come back with the
-// token they were given rather than a new player signing in every session.
+// pickPlayer picks a player for user uid to play and holds them: of a tenant an
+// organizer is working on liveShare times in 4 (when one has a player free),
+// else of the huge tenant hugeShare times in 8, else of any tenant. A user is
+// one person: on each path it plays the player it played there before while
+// that player may play (and, on the live path, while the tenant is still being
+// worked on), so that players come back with the token they were given rather
+// than a new player signing in every session.
 func (m *model) pickPlayer(rnd *rand.Rand, uid int) (*tenant, *player) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -710,7 +731,8 @@ func (m *model) pickPlayer(rnd *rand.Rand, uid int) (*tenant, *player) {
 	return nil, nil
 }
 
-// takeRunning picks an initial running competition of t that no organizer works on and holds it; nil if none.
+// takeRunning picks an initial running competition of t that no organizer works
+// on and holds it; nil if none.
 func (m *model) takeRunning(t *tenant, rnd *rand.Rand) *competition {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -734,8 +756,9 @@ func (m *model) releaseCompetition(c *competition) {
 	c.busy = false
 }
 
-// scoreRows draws the rows of an upload to a competition of t: some of its players, a few of them on two or three
-// rows, in random order, with scores that often tie.
+// scoreRows draws the rows of an upload to a competition of t: some of its
+// players, a few of them on two or three rows, in random order, with scores
+// that often tie.
 func (m *model) scoreRows(t *tenant, rnd *rand.Rand) [][2]int64 {
 	players := m.playersOf(t)
 	share := participateMin + rnd.IntN(participateMax-participateMin+1)

@@ -1,7 +1,8 @@
-// Package memo is tunecon's third problem, after the ISUCON3 qualifier (2013): a Markdown memo service
-// whose memos are public or private, with a list of the newest public memos paged back through /recent.
-// This package holds the scenario (the benchmarker's side); MANUAL.md is the contestant's side of the same
-// contract, and webapp/ the reference apps.
+// Package memo is tunecon's third problem, after the ISUCON3 qualifier (2013):
+// a Markdown memo service whose memos are public or private, with a list of the
+// newest public memos paged back through /recent. This package holds the
+// scenario (the benchmarker's side); MANUAL.md is the contestant's side of the
+// same contract, and webapp/ the reference apps.
 package memo
 
 import (

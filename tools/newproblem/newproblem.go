@@ -23,11 +23,11 @@ import (
 	"text/template"
 )
 
-// skeleton is the template tree of a problem: every file ends in .tmpl (so
-// that the Go toolchain never compiles a template, and a go.mod among them
-// does not start a module) and is a text/template over Fields. "NAME" in a file's path becomes the problem's
-// name. A template line that must keep "{{" (an app's own HTML template) is
-// written as a raw-string action: {{`{{range .}}...`}}.
+// skeleton is the template tree of a problem: every file ends in .tmpl (so that
+// the Go toolchain never compiles a template, and a go.mod among them does not
+// start a module) and is a text/template over Fields. "NAME" in a file's path
+// becomes the problem's name. A template line that must keep "{{" (an app's own
+// HTML template) is written as a raw-string action: {{`{{range .}}...`}}.
 //
 //go:embed skeleton
 var skeleton embed.FS

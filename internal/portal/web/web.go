@@ -1,13 +1,13 @@
-// Package web serves the contest portal's pages: sign-up and sign-in,
-// teams, the contest page with its enqueue button, each team's jobs with
-// live progress, the leaderboard with its chart (a board per bracket; frozen
-// for all but admins from the freeze to the reveal, each team still seeing
-// its own latest score), and the admin pages: settings, the timeline with
-// its "now" buttons, teams' places and disqualifications, jobs, workers
-// and their quarantine, the audit log and its JSON export, the validation
-// runs after the end, and the ceremony. Every admin action goes through the store
-// or the queue with the admin as its actor, which record it in the audit
-// log in the transaction that makes it.
+// Package web serves the contest portal's pages: sign-up and sign-in, teams,
+// the contest page with its enqueue button, each team's jobs with live
+// progress, the leaderboard with its chart (a board per bracket; frozen for all
+// but admins from the freeze to the reveal, each team still seeing its own
+// latest score), and the admin pages: settings, the timeline with its "now"
+// buttons, teams' places and disqualifications, jobs, workers and their
+// quarantine, the audit log and its JSON export, the validation runs after the
+// end, and the ceremony. Every admin action goes through the store or the queue
+// with the admin as its actor, which record it in the audit log in the
+// transaction that makes it.
 //
 // Staff post announcements (Markdown) and answer the teams' questions,
 // privately or published for every team (notices.go); every page's viewer

@@ -1,11 +1,14 @@
-// Package data generates the initial data of the bank problem: the bank's users and a login log of the weeks before
-// 2026-01-01, the same bytes for the same Config on every machine.
+// Package data generates the initial data of the bank problem: the bank's users
+// and a login log of the weeks before 2026-01-01, the same bytes for the same
+// Config on every machine.
 //
-// Every user comes from its own PCG stream, seeded from the Config's seed and the user's id, so User(id) works on
-// its own: the benchmarker knows any user's password without reading the database. The login log is planned from
-// one stream of its own and replayed under the problem's rules (see LockThreshold and BanThreshold), so it is a log
-// the reference apps could have written; Initial replays it into what the benchmarker must know of the initial
-// state, and WriteSQL writes the dump the reference apps load.
+// Every user comes from its own PCG stream, seeded from the Config's seed and
+// the user's id, so User(id) works on its own: the benchmarker knows any user's
+// password without reading the database. The login log is planned from one
+// stream of its own and replayed under the problem's rules (see LockThreshold
+// and BanThreshold), so it is a log the reference apps could have written;
+// Initial replays it into what the benchmarker must know of the initial state,
+// and WriteSQL writes the dump the reference apps load.
 package data
 
 import (
@@ -22,16 +25,19 @@ import (
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
-// so that dumps written by an older generator are replaced (see EnsureSQL).
+// Version is the version of the generated data. Bump it whenever the bytes
+// WriteSQL writes for a Config change, so that dumps written by an older
+// generator are replaced (see EnsureSQL).
 const Version = 1
 
-// TimeFormat is how times are written in the dump and shown on the pages, always in UTC.
+// TimeFormat is how times are written in the dump and shown on the pages,
+// always in UTC.
 const TimeFormat = "2006-01-02 15:04:05"
 
-// The rules of the problem. A user is locked while LockThreshold or more of the attempts naming it failed since
-// its last successful login (or since the start of the log, if it has none); an IP address is banned while
-// BanThreshold or more of the attempts from it failed since the last successful login from it.
+// The rules of the problem. A user is locked while LockThreshold or more of the
+// attempts naming it failed since its last successful login (or since the start
+// of the log, if it has none); an IP address is banned while BanThreshold or
+// more of the attempts from it failed since the last successful login from it.
 const (
 	LockThreshold = 3
 	BanThreshold  = 10
@@ -40,7 +46,8 @@ const (
 // End is when the initial log ends: every row of it is created before End.
 var End = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// logSpan is how long before End the log starts (when LogRows is large enough to fill it at one row per second).
+// logSpan is how long before End the log starts (when LogRows is large enough
+// to fill it at one row per second).
 const logSpan = 28 * 24 * 60 * 60
 
 // MaxUsers is the most users a Config may have: logins have seven digits.
@@ -75,8 +82,9 @@ type User struct {
 	Password string // 8 to 12 lowercase ASCII letters and digits
 	Salt     string // 16 lowercase hex digits
 	PassHash string // HashPassword(Password, Salt): what the users table stores
-	// Home is the user's home network, a /24 in 10.0.0.0/8 that several users may share, and Addrs are the two
-	// addresses in it the user logs in from in the initial log (they may be equal).
+	// Home is the user's home network, a /24 in 10.0.0.0/8 that several users
+	// may share, and Addrs are the two addresses in it the user logs in from in
+	// the initial log (they may be equal).
 	Home  netip.Prefix
 	Addrs [2]netip.Addr
 }
@@ -95,14 +103,15 @@ func appendLogin(buf []byte, id int64) []byte {
 	return strconv.AppendInt(buf, id, 10)
 }
 
-// HashPassword returns what the users table stores for a password and its salt: the SHA-256 of
-// password + ":" + salt, in lowercase hex.
+// HashPassword returns what the users table stores for a password and its salt:
+// the SHA-256 of password + ":" + salt, in lowercase hex.
 func HashPassword(password, salt string) string {
 	sum := sha256.Sum256([]byte(password + ":" + salt))
 	return hex.EncodeToString(sum[:])
 }
 
-// Stream kinds, mixed into the seeds so that the users' streams and the log's differ.
+// Stream kinds, mixed into the seeds so that the users' streams and the log's
+// differ.
 const (
 	kindUser uint64 = 0x757365727321     // "users!"
 	kindLog  uint64 = 0x6c6f67696e6c6f67 // "loginlog"
@@ -110,7 +119,8 @@ const (
 
 const passwordChars = "abcdefghijkmnpqrstuvwxyz23456789" // no l, o, 0, 1: easy to read back
 
-// User returns user id, for 1 <= id <= c.Users. It panics when id is out of range.
+// User returns user id, for 1 <= id <= c.Users. It panics when id is out of
+// range.
 func (c Config) User(id int64) User {
 	if id < 1 || id > int64(c.Users) {
 		panic(fmt.Sprintf("bank data: user id %d out of range [1, %d]", id, c.Users))
@@ -133,14 +143,16 @@ func (c Config) User(id int64) User {
 	}
 }
 
-// addrs returns user id's two addresses as numbers, from the first draws of its stream, without the rest of it.
+// addrs returns user id's two addresses as numbers, from the first draws of its
+// stream, without the rest of it.
 func (c Config) addrs(id int64) [2]uint32 {
 	_, a := userAddrs(datagen.Stream(c.Seed, kindUser, uint64(id)))
 	return [2]uint32{addrNum(a[0]), addrNum(a[1])}
 }
 
-// userAddrs makes a user's first draws: its home /24 and its two addresses there. Six users in ten always use the
-// same address; the others have a second one (a phone, a new DHCP lease).
+// userAddrs makes a user's first draws: its home /24 and its two addresses
+// there. Six users in ten always use the same address; the others have a second
+// one (a phone, a new DHCP lease).
 func userAddrs(g datagen.Gen) (netip.Prefix, [2]netip.Addr) {
 	b, cc := byte(g.Intn(256)), byte(g.Intn(256))
 	h1 := byte(1 + g.Intn(254))
@@ -182,7 +194,8 @@ type LogRow struct {
 	Succeeded bool
 }
 
-// entry is a row of the log, compact: the dump and the replay make the strings only when they need them.
+// entry is a row of the log, compact: the dump and the replay make the strings
+// only when they need them.
 type entry struct {
 	created int64  // Unix seconds
 	user    int32  // 0: an unknown login, then other says which
@@ -198,7 +211,8 @@ func (c Config) login(e entry) string {
 	return c.unknownLogin(e.other)
 }
 
-// commonLogins are the logins attackers try that are nobody's; they also try logins of users that do not exist.
+// commonLogins are the logins attackers try that are nobody's; they also try
+// logins of users that do not exist.
 var commonLogins = []string{
 	"admin", "root", "test", "guest", "user", "administrator", "info", "support", "demo", "oracle", "postgres",
 	"mysql", "webmaster", "sales", "backup", "operator", "manager", "staff", "service", "user1", "test1",
@@ -206,7 +220,8 @@ var commonLogins = []string{
 	"yamada", "u000001", "u00000001", "U0000001", "0000001", "u-0000001",
 }
 
-// unknownLogin returns unknown login k: one of commonLogins, or the login of a user id past c.Users.
+// unknownLogin returns unknown login k: one of commonLogins, or the login of a
+// user id past c.Users.
 func (c Config) unknownLogin(k int32) string {
 	if int(k) < len(commonLogins) {
 		return commonLogins[k]
@@ -234,19 +249,24 @@ func (c Config) Log() ([]LogRow, error) {
 	return rows, nil
 }
 
-// The plan of the log. Per user (rates in per mille of users, drawn in user id order):
-//   - lockTailRate: the user forgets its password and gives up after 3 to 6 wrong attempts from home, after its
-//     last success: it ends locked;
+// The plan of the log. Per user (rates in per mille of users, drawn in user id
+// order):
+//   - lockTailRate: the user forgets its password and gives up after 3 to 6
+//     wrong attempts from home, after its last success: it ends locked;
 //   - nearTailRate: the same with 1 or 2 wrong attempts: it ends near the lock.
 //
-// Attackers (counts per 4000 rows): bannedPer4000 attackers make 10 to 40 attempts each, nearPer4000 make 1 to 9,
-// every one from its own address in one of a few /24 ranges in 172.16.0.0/12, none with a right password. Each
-// attempt block is an unknown login (unknownShare percent), one try on a random user (stuffShare percent, credential
-// stuffing) or a brute force of 3 to 5 tries on one random user (the rest), which locks that user.
+// Attackers (counts per 4000 rows): bannedPer4000 attackers make 10 to 40
+// attempts each, nearPer4000 make 1 to 9, every one from its own address in one
+// of a few /24 ranges in 172.16.0.0/12, none with a right password. Each
+// attempt block is an unknown login (unknownShare percent), one try on a random
+// user (stuffShare percent, credential stuffing) or a brute force of 3 to 5
+// tries on one random user (the rest), which locks that user.
 //
-// Everything else is users logging in from one of their addresses: a right password, after a typo now and then
-// (typo1Share percent of the time one wrong attempt first, typo2Share percent two). Tails and attackers take at
-// most half of the rows: in a Config with few rows for its users, the ones past that are left out.
+// Everything else is users logging in from one of their addresses: a right
+// password, after a typo now and then (typo1Share percent of the time one wrong
+// attempt first, typo2Share percent two). Tails and attackers take at most half
+// of the rows: in a Config with few rows for its users, the ones past that are
+// left out.
 const (
 	lockTailRate  = 8  // per mille of users
 	nearTailRate  = 40 // per mille of users
@@ -256,12 +276,14 @@ const (
 	stuffShare    = 55
 	typo1Share    = 10
 	typo2Share    = 2
-	// unit is the positions per row: attempts are placed at positions in [0, LogRows*unit) and sorted.
+	// unit is the positions per row: attempts are placed at positions in [0,
+	// LogRows*unit) and sorted.
 	unit = 16
 )
 
-// attempt is one planned attempt. Replayed in pos order under the rules, it becomes an entry: a right password
-// still fails if the user is locked or the address banned by then.
+// attempt is one planned attempt. Replayed in pos order under the rules, it
+// becomes an entry: a right password still fails if the user is locked or the
+// address banned by then.
 type attempt struct {
 	pos   int64
 	seq   int32 // the order of planning: ties of pos go by it
@@ -488,7 +510,8 @@ func (c Config) drawUnknown(g datagen.Gen) int32 {
 	return int32(len(commonLogins) + g.Intn(room))
 }
 
-// attackerNets draws k distinct /24 networks in 172.16.0.0/12, as the numbers of their first address.
+// attackerNets draws k distinct /24 networks in 172.16.0.0/12, as the numbers
+// of their first address.
 func attackerNets(g datagen.Gen, k int) []uint32 {
 	nets := make([]uint32, 0, k)
 	seen := map[uint32]bool{}
@@ -510,10 +533,12 @@ type Success struct {
 
 // UserState is what the initial log says about one user.
 type UserState struct {
-	// Failures is the number of failed attempts naming the user since its last success (since the start of the
-	// log if it has none). The user is locked when Failures >= LockThreshold.
+	// Failures is the number of failed attempts naming the user since its last
+	// success (since the start of the log if it has none). The user is locked
+	// when Failures >= LockThreshold.
 	Failures int
-	// Last is the user's last successful login and Prev the one before it; At is zero when there is none.
+	// Last is the user's last successful login and Prev the one before it; At
+	// is zero when there is none.
 	Last, Prev Success
 }
 
@@ -521,14 +546,16 @@ type UserState struct {
 type State struct {
 	Rows  int64       // rows in the initial log: the next attempt gets id Rows+1
 	Users []UserState // Users[id] for 1 <= id <= Config.Users; Users[0] is unused
-	// IPs maps every address in the log to its failed attempts since the last success from it (since the start of
-	// the log if there is none). The address is banned when the count is >= BanThreshold.
+	// IPs maps every address in the log to its failed attempts since the last
+	// success from it (since the start of the log if there is none). The
+	// address is banned when the count is >= BanThreshold.
 	IPs    map[string]int
 	Locked []string // the logins of the locked users, sorted
 	Banned []string // the banned addresses, sorted (as strings: "10.0.0.10" before "10.0.0.9")
 }
 
-// Initial replays the initial log into the initial state. It takes about half a second for the default Config.
+// Initial replays the initial log into the initial state. It takes about half a
+// second for the default Config.
 func (c Config) Initial() (*State, error) {
 	entries, err := c.entries()
 	if err != nil {
@@ -572,15 +599,18 @@ func (c Config) Initial() (*State, error) {
 	return s, nil
 }
 
-// header is the first line of the dump; EnsureSQL compares it to tell whether a dump is current.
+// header is the first line of the dump; EnsureSQL compares it to tell whether a
+// dump is current.
 func (c Config) header() string {
 	return fmt.Sprintf("-- tunecon bank initial data v%d seed=%d users=%d rows=%d",
 		Version, c.Seed, c.Users, c.LogRows)
 }
 
-// WriteSQL writes the whole initial data as SQL: a header comment line, then multi-row INSERT statements of at
-// most 500 rows, users first, then the login log. Every statement ends with ");\n" at the end of a line, and no
-// text contains ';', so the dump can be split into statements on ";\n". It is valid for SQLite and for MariaDB.
+// WriteSQL writes the whole initial data as SQL: a header comment line, then
+// multi-row INSERT statements of at most 500 rows, users first, then the login
+// log. Every statement ends with ");\n" at the end of a line, and no text
+// contains ';', so the dump can be split into statements on ";\n". It is valid
+// for SQLite and for MariaDB.
 func (c Config) WriteSQL(w io.Writer) error {
 	entries, err := c.entries()
 	if err != nil {
@@ -631,9 +661,10 @@ func (c Config) WriteSQL(w io.Writer) error {
 	return sw.Close()
 }
 
-// EnsureSQL writes c's dump to path unless a file there already starts with the same header line (same version,
-// seed and sizes). It writes a temporary file in the same directory and renames it, so a dump at path is always
-// complete. It reports whether it wrote.
+// EnsureSQL writes c's dump to path unless a file there already starts with the
+// same header line (same version, seed and sizes). It writes a temporary file
+// in the same directory and renames it, so a dump at path is always complete.
+// It reports whether it wrote.
 func EnsureSQL(path string, c Config) (bool, error) {
 	if err := c.validate(); err != nil {
 		return false, err

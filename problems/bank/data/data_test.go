@@ -18,11 +18,12 @@ import (
 	"github.com/tunecon/tunecon/kit/apptest"
 )
 
-// small is big enough to cover several INSERT statements, every kind of tail and a few banned addresses.
+// small is big enough to cover several INSERT statements, every kind of tail
+// and a few banned addresses.
 var small = Config{Seed: 7, Users: 3000, LogRows: 8000}
 
-// smallDumpSHA256 pins the bytes of small's dump. If a change to the generator alters them on purpose, bump
-// Version and put the new hash here.
+// smallDumpSHA256 pins the bytes of small's dump. If a change to the generator
+// alters them on purpose, bump Version and put the new hash here.
 const smallDumpSHA256 = "6792497490e0c61cea52b10aaa09aa07a74066aa2d383fbe60667c0d93071048"
 
 const forbidden = ";\\'\"<>&\r\n\t "
@@ -36,7 +37,8 @@ func dump(t *testing.T, c Config) []byte {
 	return buf.Bytes()
 }
 
-// defaultLog and defaultState are the default Config's log and state, made once for the tests that need them.
+// defaultLog and defaultState are the default Config's log and state, made once
+// for the tests that need them.
 var defaultLog = sync.OnceValues(func() ([]LogRow, error) { return Default().Log() })
 var defaultState = sync.OnceValues(func() (*State, error) { return Default().Initial() })
 
@@ -143,8 +145,8 @@ func TestUsers(t *testing.T) {
 	}
 }
 
-// checkLog checks what the log must be, whatever the Config: ids, times, strings, addresses, and that the app's
-// rules could have written it.
+// checkLog checks what the log must be, whatever the Config: ids, times,
+// strings, addresses, and that the app's rules could have written it.
 func checkLog(t *testing.T, c Config, rows []LogRow) {
 	t.Helper()
 	if len(rows) != c.LogRows {
@@ -191,7 +193,8 @@ func checkLog(t *testing.T, c Config, rows []LogRow) {
 				}
 			}
 		}
-		// The rules: a success needs the user and the address below their thresholds.
+		// The rules: a success needs the user and the address below their
+		// thresholds.
 		if r.Succeeded {
 			if userFails[r.UserID] >= LockThreshold || ipFails[r.IP] >= BanThreshold {
 				t.Fatalf("row %d succeeded with %d failures of user %d and %d of %s", r.ID,
@@ -207,8 +210,8 @@ func checkLog(t *testing.T, c Config, rows []LogRow) {
 	}
 }
 
-// replay computes the state from its definition, without resets: a user's failures are its failed rows after its
-// last successful one.
+// replay computes the state from its definition, without resets: a user's
+// failures are its failed rows after its last successful one.
 func replay(c Config, rows []LogRow) *State {
 	lastUser := map[int64]int64{}
 	lastIP := map[string]int64{}
@@ -296,7 +299,8 @@ func TestSmallLog(t *testing.T) {
 	}
 }
 
-// TestDefault checks the default data's log and the shape of its initial state: what the benchmarker relies on.
+// TestDefault checks the default data's log and the shape of its initial state:
+// what the benchmarker relies on.
 func TestDefault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the default data takes a few seconds")
@@ -359,7 +363,8 @@ func TestDefault(t *testing.T) {
 			t.Errorf("%d %s, want %d to %d", check.n, check.what, check.lo, check.max)
 		}
 	}
-	// Some locked users and near users still have a last login: the benchmarker's interesting cases.
+	// Some locked users and near users still have a last login: the
+	// benchmarker's interesting cases.
 	var lockedWithLogin, nearWithPrev int
 	for _, u := range s.Users[1:] {
 		if u.Failures >= LockThreshold && !u.Last.At.IsZero() {

@@ -1,8 +1,10 @@
-// Package data generates the initial data of the blog problem: articles and comments in Japanese and English,
-// the same bytes for the same Config on every machine.
+// Package data generates the initial data of the blog problem: articles and
+// comments in Japanese and English, the same bytes for the same Config on every
+// machine.
 //
-// Every item comes from its own PCG stream, seeded from the Config's seed and the item's id, so any article or
-// comment can be generated on its own: the benchmarker models the initial state with Article and Comment, and the
+// Every item comes from its own PCG stream, seeded from the Config's seed and
+// the item's id, so any article or comment can be generated on its own: the
+// benchmarker models the initial state with Article and Comment, and the
 // reference apps load the dump that WriteSQL writes.
 package data
 
@@ -18,11 +20,13 @@ import (
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
-// so that dumps written by an older generator are replaced (see EnsureSQL).
+// Version is the version of the generated data. Bump it whenever the bytes
+// WriteSQL writes for a Config change, so that dumps written by an older
+// generator are replaced (see EnsureSQL).
 const Version = 1
 
-// TimeFormat is how times are written in the dump and shown on the pages, always in UTC.
+// TimeFormat is how times are written in the dump and shown on the pages,
+// always in UTC.
 const TimeFormat = "2006-01-02 15:04:05"
 
 // AnonymousName is the label the pages show for a comment whose name is empty.
@@ -46,14 +50,16 @@ const (
 	commentDelay    = 60 * 60
 )
 
-// Choosing a comment's article: recentShare percent of comments go to one of the recentArticles newest articles
-// created before the comment, the others to any article created before it.
+// Choosing a comment's article: recentShare percent of comments go to one of
+// the recentArticles newest articles created before the comment, the others to
+// any article created before it.
 const (
 	recentShare    = 70
 	recentArticles = 100
 )
 
-// base is the time of "article 0": article i is created in [base + i*20min, base + (i+1)*20min).
+// base is the time of "article 0": article i is created in [base + i*20min,
+// base + (i+1)*20min).
 var base = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 
 // Config says which data to generate.
@@ -85,13 +91,15 @@ type Comment struct {
 	CreatedAt time.Time
 }
 
-// Stream kinds, mixed into the seeds so that article i and comment i draw from different streams.
+// Stream kinds, mixed into the seeds so that article i and comment i draw from
+// different streams.
 const (
 	kindArticle uint64 = 0x61727469636c6573 // "articles"
 	kindComment uint64 = 0x636f6d6d656e7473 // "comments"
 )
 
-// Article returns article id, for 1 <= id <= c.Articles. It panics when id is out of range.
+// Article returns article id, for 1 <= id <= c.Articles. It panics when id is
+// out of range.
 func (c Config) Article(id int64) Article {
 	if id < 1 || id > int64(c.Articles) {
 		panic(fmt.Sprintf("blog data: article id %d out of range [1, %d]", id, c.Articles))
@@ -106,8 +114,8 @@ func (c Config) Article(id int64) Article {
 	}
 }
 
-// Comment returns comment id, for 1 <= id <= c.Comments. It panics when id is out of range or when there are no
-// articles.
+// Comment returns comment id, for 1 <= id <= c.Comments. It panics when id is
+// out of range or when there are no articles.
 func (c Config) Comment(id int64) Comment {
 	if id < 1 || id > int64(c.Comments) {
 		panic(fmt.Sprintf("blog data: comment id %d out of range [1, %d]", id, c.Comments))
@@ -130,8 +138,9 @@ func (c Config) Comment(id int64) Comment {
 	}
 }
 
-// CommentArticle returns the article of comment id without generating the comment's text: what the benchmarker
-// needs to index the initial comments by article. Same range rules as Comment.
+// CommentArticle returns the article of comment id without generating the
+// comment's text: what the benchmarker needs to index the initial comments by
+// article. Same range rules as Comment.
 func (c Config) CommentArticle(id int64) int64 {
 	if id < 1 || id > int64(c.Comments) || c.Articles < 1 {
 		panic(fmt.Sprintf("blog data: comment id %d out of range [1, %d]", id, c.Comments))
@@ -140,7 +149,8 @@ func (c Config) CommentArticle(id int64) int64 {
 	return articleID
 }
 
-// commentPlace makes comment id's first draws from its stream g: its creation time (Unix seconds) and its article.
+// commentPlace makes comment id's first draws from its stream g: its creation
+// time (Unix seconds) and its article.
 func (c Config) commentPlace(g gen, id int64) (int64, int64) {
 	created := c.commentBase() + id*commentInterval + int64(g.Intn(commentInterval))
 	n := c.articlesBefore(created)
@@ -151,24 +161,27 @@ func (c Config) commentPlace(g gen, id int64) (int64, int64) {
 	return created, 1 + int64(g.Intn(int(n)))
 }
 
-// articleTime is the creation time, in Unix seconds, of article id with the given jitter.
+// articleTime is the creation time, in Unix seconds, of article id with the
+// given jitter.
 func articleTime(id int64, jitter int) int64 {
 	return base + id*articleInterval + int64(jitter)
 }
 
-// articleJitter returns the first draw of article id's stream, which is its creation time's jitter, without
-// generating its text.
+// articleJitter returns the first draw of article id's stream, which is its
+// creation time's jitter, without generating its text.
 func (c Config) articleJitter(id int64) int {
 	return c.stream(kindArticle, id).Intn(articleInterval)
 }
 
-// commentBase is the time comment 0 would be created at: one hour after article 1.
+// commentBase is the time comment 0 would be created at: one hour after article
+// 1.
 func (c Config) commentBase() int64 {
 	return articleTime(1, c.articleJitter(1)) + commentDelay
 }
 
-// articlesBefore returns how many articles are created strictly before t (Unix seconds). Articles are created in
-// id order, article i within [base + i*interval, base + (i+1)*interval), so only article q = (t-base)/interval
+// articlesBefore returns how many articles are created strictly before t (Unix
+// seconds). Articles are created in id order, article i within [base +
+// i*interval, base + (i+1)*interval), so only article q = (t-base)/interval
 // needs a look at its jitter.
 func (c Config) articlesBefore(t int64) int64 {
 	q := (t - base) / articleInterval
@@ -182,15 +195,18 @@ func (c Config) articlesBefore(t int64) int64 {
 	return max(n, 0)
 }
 
-// header is the first line of the dump; EnsureSQL compares it to tell whether a dump is current.
+// header is the first line of the dump; EnsureSQL compares it to tell whether a
+// dump is current.
 func (c Config) header() string {
 	return fmt.Sprintf("-- tunecon blog initial data v%d seed=%d articles=%d comments=%d",
 		Version, c.Seed, c.Articles, c.Comments)
 }
 
-// WriteSQL writes the whole initial data as SQL: a header comment line, then multi-row INSERT statements of at
-// most 500 rows, articles first. Every statement ends with ");\n" at the end of a line, and no text contains ';',
-// so the dump can be split into statements on ";\n". It is valid for SQLite and for MariaDB.
+// WriteSQL writes the whole initial data as SQL: a header comment line, then
+// multi-row INSERT statements of at most 500 rows, articles first. Every
+// statement ends with ");\n" at the end of a line, and no text contains ';', so
+// the dump can be split into statements on ";\n". It is valid for SQLite and
+// for MariaDB.
 func (c Config) WriteSQL(w io.Writer) error {
 	if c.Articles < 0 || c.Comments < 0 {
 		return errors.New("blog data: negative sizes")
@@ -221,7 +237,8 @@ func (c Config) WriteSQL(w io.Writer) error {
 	return sw.Close()
 }
 
-// writeTable writes rows 1..n of a table, each built by row into the writer's scratch buffer.
+// writeTable writes rows 1..n of a table, each built by row into the writer's
+// scratch buffer.
 func writeTable(sw *datagen.SQLWriter, insert string, n int, row func(buf []byte, id int64) []byte) error {
 	sw.Table(insert, int64(n))
 	for id := int64(1); id <= int64(n); id++ {
@@ -232,8 +249,9 @@ func writeTable(sw *datagen.SQLWriter, insert string, n int, row func(buf []byte
 	return nil
 }
 
-// appendTexts ends a row after its numbers: each text quoted, then the time quoted, then ")". The generated text
-// holds no quote or backslash, so it needs no escaping.
+// appendTexts ends a row after its numbers: each text quoted, then the time
+// quoted, then ")". The generated text holds no quote or backslash, so it needs
+// no escaping.
 func appendTexts(row []byte, created time.Time, texts ...string) []byte {
 	for _, s := range texts {
 		row = datagen.AppendQuoted(append(row, ','), s)
@@ -243,9 +261,10 @@ func appendTexts(row []byte, created time.Time, texts ...string) []byte {
 	return append(row, "')"...)
 }
 
-// EnsureSQL writes c's dump to path unless a file there already starts with the same header line (same version,
-// seed and sizes). It writes a temporary file in the same directory and renames it, so a dump at path is always
-// complete. It reports whether it wrote.
+// EnsureSQL writes c's dump to path unless a file there already starts with the
+// same header line (same version, seed and sizes). It writes a temporary file
+// in the same directory and renames it, so a dump at path is always complete.
+// It reports whether it wrote.
 func EnsureSQL(path string, c Config) (bool, error) {
 	return datagen.Ensure(path, c.header(), c.WriteSQL)
 }
@@ -260,8 +279,9 @@ func (c Config) stream(kind uint64, id int64) gen {
 	return gen{datagen.Stream(c.Seed, kind, uint64(id))}
 }
 
-// text returns text of min..max runes made of sentences, with line breaks between some sentences when lines is
-// true. It never starts or ends with whitespace.
+// text returns text of min..max runes made of sentences, with line breaks
+// between some sentences when lines is true. It never starts or ends with
+// whitespace.
 func (g gen) text(minLen, maxLen int, lines bool) string {
 	want := minLen + g.Intn(maxLen-minLen+1)
 	var b strings.Builder
@@ -336,7 +356,8 @@ func (g gen) sentence(b *strings.Builder) int {
 	return utf8.RuneCountInString(b.String()[start:])
 }
 
-// noun writes a noun: kanji, katakana, hiragana or an English word set off by spaces.
+// noun writes a noun: kanji, katakana, hiragana or an English word set off by
+// spaces.
 func (g gen) noun(b *strings.Builder) {
 	switch r := g.Intn(100); {
 	case r < 40:
@@ -374,8 +395,8 @@ func (g gen) nickname() string {
 	return s
 }
 
-// Word lists. No word may hold a semicolon, backslash, quote, double quote, angle bracket, ampersand or carriage
-// return (the tests check).
+// Word lists. No word may hold a semicolon, backslash, quote, double quote,
+// angle bracket, ampersand or carriage return (the tests check).
 var (
 	kanjiNouns = []string{
 		"今日", "明日", "昨日", "週末", "仕事", "会社", "電車", "天気", "料理", "写真", "旅行", "映画", "音楽",

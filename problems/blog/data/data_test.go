@@ -14,13 +14,14 @@ import (
 	"github.com/tunecon/tunecon/kit/apptest"
 )
 
-// small is big enough to cover several INSERT statements and comments spread over many articles.
+// small is big enough to cover several INSERT statements and comments spread
+// over many articles.
 var small = Config{Seed: 7, Articles: 600, Comments: 12000}
 
 const forbidden = ";\\'\"<>&\r"
 
-// smallDumpSHA256 pins the bytes of small's dump. If a change to the generator alters them on purpose, bump
-// Version and put the new hash here.
+// smallDumpSHA256 pins the bytes of small's dump. If a change to the generator
+// alters them on purpose, bump Version and put the new hash here.
 const smallDumpSHA256 = "e8ae523bb3057b52bf581da313f8c3e0542a204cc94563fcfae6c0559bc9a3b4"
 
 func dump(t *testing.T, c Config) []byte {
@@ -219,7 +220,8 @@ func TestDefaultRandomAccess(t *testing.T) {
 			t.Errorf("comment %d before its article %d", id, a.ID)
 		}
 	}
-	// The comments span the articles: the last comment comes after nearly every article.
+	// The comments span the articles: the last comment comes after nearly every
+	// article.
 	if n := c.articlesBefore(last.CreatedAt.Unix()); n < int64(c.Articles)-10 {
 		t.Errorf("only %d articles exist when the last comment is written", n)
 	}

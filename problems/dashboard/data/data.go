@@ -1,11 +1,14 @@
-// Package data generates the initial data of the dashboard problem, the same bytes for the same Config on every
-// machine: users of four grades with salted password hashes, and each user's subscriptions to the external
-// services, and it holds the facts the app and the benchmarker share: the services, the grades, which grade may
-// use which service, and the dashboard's refresh interval.
+// Package data generates the initial data of the dashboard problem, the same
+// bytes for the same Config on every machine: users of four grades with salted
+// password hashes, and each user's subscriptions to the external services, and
+// it holds the facts the app and the benchmarker share: the services, the
+// grades, which grade may use which service, and the dashboard's refresh
+// interval.
 //
-// Every user comes from its own datagen.Stream, seeded from the Config's seed and the user's id, so the
-// benchmarker models any user with User without reading the app's database; the reference apps load the dump that
-// WriteSQL writes.
+// Every user comes from its own datagen.Stream, seeded from the Config's seed
+// and the user's id, so the benchmarker models any user with User without
+// reading the app's database; the reference apps load the dump that WriteSQL
+// writes.
 package data
 
 import (
@@ -23,14 +26,16 @@ import (
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
-// so that dumps written by an older generator are replaced (see EnsureSQL).
+// Version is the version of the generated data. Bump it whenever the bytes
+// WriteSQL writes for a Config change, so that dumps written by an older
+// generator are replaced (see EnsureSQL).
 const Version = 1
 
 // TimeFormat is how times are written in the dump, in UTC.
 const TimeFormat = "2006-01-02 15:04:05"
 
-// The services, in the order of the manual's table (and of the reference apps' calls).
+// The services, in the order of the manual's table (and of the reference apps'
+// calls).
 const (
 	Postal    = "postal"
 	Postal2   = "postal2"
@@ -55,7 +60,8 @@ const (
 // Grades lists the grades from the least to the most.
 var Grades = []string{Micro, Small, Standard, Premium}
 
-// gradeShare is the percentage of the initial users in each grade, in Grades' order (MANUAL: "Initial data").
+// gradeShare is the percentage of the initial users in each grade, in Grades'
+// order (MANUAL: "Initial data").
 var gradeShare = []int{40, 30, 20, 10}
 
 // Allowed lists the services a grade may subscribe to, in the manual's order.
@@ -87,7 +93,8 @@ func Refresh(grade string) time.Duration {
 	return 30 * time.Second
 }
 
-// Params are one subscription's parameters; which fields a service uses is in the manual.
+// Params are one subscription's parameters; which fields a service uses is in
+// the manual.
 type Params struct {
 	Code     string `json:"code,omitempty"`
 	Q        string `json:"q,omitempty"`
@@ -99,7 +106,8 @@ type Params struct {
 // Subscriptions maps a service to its parameters.
 type Subscriptions map[string]Params
 
-// JSON is the subscriptions as the dump stores them: one object, keys in sorted order.
+// JSON is the subscriptions as the dump stores them: one object, keys in sorted
+// order.
 func (s Subscriptions) JSON() string {
 	b, err := json.Marshal(map[string]Params(s))
 	if err != nil {
@@ -108,7 +116,8 @@ func (s Subscriptions) JSON() string {
 	return string(b)
 }
 
-// subscribeShare is the percentage of chance that a user subscribes to each service its grade allows.
+// subscribeShare is the percentage of chance that a user subscribes to each
+// service its grade allows.
 const subscribeShare = 70
 
 // Config says which data to generate.
@@ -117,8 +126,8 @@ type Config struct {
 	Users int // users 1..Users
 }
 
-// Default returns the configuration of the problem's initial data. The reference apps know its size (10000
-// users): change them together.
+// Default returns the configuration of the problem's initial data. The
+// reference apps know its size (10000 users): change them together.
 func Default() Config { return Config{Seed: 20151031, Users: 10000} }
 
 // User is one generated user.
@@ -133,7 +142,8 @@ type User struct {
 	Subs      Subscriptions
 }
 
-// PasswordHash is what the users table stores: the hex SHA-512 of the salt followed by the password.
+// PasswordHash is what the users table stores: the hex SHA-512 of the salt
+// followed by the password.
 func (u User) PasswordHash() string { return HashPassword(u.Salt, u.Password) }
 
 // HashPassword returns the hex SHA-512 of salt followed by password.
@@ -158,7 +168,8 @@ const (
 	reqChars      = "abcdefghijklmnopqrstuvwxyz0123456789"
 )
 
-// User returns user id, for 1 <= id <= c.Users. It panics when id is out of range.
+// User returns user id, for 1 <= id <= c.Users. It panics when id is out of
+// range.
 func (c Config) User(id int64) User {
 	if id < 1 || id > int64(c.Users) {
 		panic(fmt.Sprintf("dashboard data: user id %d out of range [1, %d]", id, c.Users))
@@ -188,11 +199,13 @@ func (c Config) User(id int64) User {
 	return u
 }
 
-// NewParams draws parameters for a subscription to service with intn, which returns a number in [0, n): a
-// datagen stream's for the initial data, a user's random source during a run.
+// NewParams draws parameters for a subscription to service with intn, which
+// returns a number in [0, n): a datagen stream's for the initial data, a user's
+// random source during a run.
 //
-// Names' prefixes are a syllable or two, which most names start with; security's req comes from a small set
-// that many users share, so that an answer cached by req alone goes to the wrong user.
+// Names' prefixes are a syllable or two, which most names start with;
+// security's req comes from a small set that many users share, so that an
+// answer cached by req alone goes to the wrong user.
 func NewParams(intn func(n int) int, service string) Params {
 	switch service {
 	case Postal, Postal2:
@@ -217,7 +230,8 @@ func NewParams(intn func(n int) int, service string) Params {
 var syllables = []string{"a", "ka", "ki", "ko", "sa", "shi", "su", "ta", "to", "na", "no", "ha", "hi", "ma", "mi",
 	"mo", "ya", "yo", "ra", "ri", "wa", "i", "u", "e", "o", "ku", "se", "te", "ni", "fu", "mu", "ro"}
 
-// reqs are the security service's request names the initial users and the benchmarker use.
+// reqs are the security service's request names the initial users and the
+// benchmarker use.
 var reqs = func() []string {
 	out := make([]string, 40)
 	for i := range out {
@@ -238,14 +252,16 @@ func draw(intn func(n int) int, chars string, n int) string {
 	return string(b)
 }
 
-// header is the first line of the dump; EnsureSQL compares it to tell whether a dump is current.
+// header is the first line of the dump; EnsureSQL compares it to tell whether a
+// dump is current.
 func (c Config) header() string {
 	return fmt.Sprintf("-- tunecon dashboard initial data v%d seed=%d users=%d", Version, c.Seed, c.Users)
 }
 
-// WriteSQL writes the whole initial data as SQL: the header line, then INSERT statements of at most
-// datagen.RowsPerInsert rows, each ending with ");\n" at the end of a line: users, then subscriptions (one row
-// per user, its JSON). No generated text holds a quote, a backslash or a semicolon.
+// WriteSQL writes the whole initial data as SQL: the header line, then INSERT
+// statements of at most datagen.RowsPerInsert rows, each ending with ");\n" at
+// the end of a line: users, then subscriptions (one row per user, its JSON). No
+// generated text holds a quote, a backslash or a semicolon.
 func (c Config) WriteSQL(w io.Writer) error {
 	if c.Users < 0 {
 		return errors.New("dashboard data: negative size")
@@ -278,13 +294,14 @@ func (c Config) WriteSQL(w io.Writer) error {
 	return sw.Close()
 }
 
-// EnsureSQL writes c's dump to path unless a file there already starts with the same header line, and reports
-// whether it wrote.
+// EnsureSQL writes c's dump to path unless a file there already starts with the
+// same header line, and reports whether it wrote.
 func EnsureSQL(path string, c Config) (bool, error) {
 	return datagen.Ensure(path, c.header(), c.WriteSQL)
 }
 
-// CheckParams reports whether p are parameters of the manual's forms for service (only the fields it uses).
+// CheckParams reports whether p are parameters of the manual's forms for
+// service (only the fields it uses).
 func CheckParams(service string, p Params) error {
 	only := func(set ...string) bool {
 		fields := map[string]string{"code": p.Code, "q": p.Q, "location": p.Location, "req": p.Req, "token": p.Token}

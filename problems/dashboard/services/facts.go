@@ -11,11 +11,14 @@ import (
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// The answers of postal, surname, givenname and weather are pure functions of their parameters (and, for
-// weather, of the period), so that the benchmarker checks what the app relays without asking the services
-// again. Everything here comes from fixed seeds: the same on every machine, every run and every Config.
+// The answers of postal, surname, givenname and weather are pure functions of
+// their parameters (and, for weather, of the period), so that the benchmarker
+// checks what the app relays without asking the services again. Everything here
+// comes from fixed seeds: the same on every machine, every run and every
+// Config.
 
-// Fixed seeds and stream kinds of the generated facts. Changing one changes every answer.
+// Fixed seeds and stream kinds of the generated facts. Changing one changes
+// every answer.
 const (
 	factSeed      = 0x64617368626f6172 // "dashboar"
 	kindSurname   = 1
@@ -25,7 +28,8 @@ const (
 	kindBlock     = 5
 )
 
-// prefectures are the 47 prefectures of Japan, romanized, in their usual order (north to south).
+// prefectures are the 47 prefectures of Japan, romanized, in their usual order
+// (north to south).
 var prefectures = [47]string{
 	"Hokkaido", "Aomori", "Iwate", "Miyagi", "Akita", "Yamagata", "Fukushima", "Ibaraki", "Tochigi", "Gunma",
 	"Saitama", "Chiba", "Tokyo", "Kanagawa", "Niigata", "Toyama", "Ishikawa", "Fukui", "Yamanashi", "Nagano",
@@ -47,9 +51,9 @@ var (
 	districtSuffixes = []string{"", "", "dai", "gaoka", "cho", "machi"}
 )
 
-// Address returns the address of a postal code of 7 digits, and false for anything else. Codes that share
-// their first 2 digits share a prefecture, their first 3 a city, their first 5 a district, as real ones
-// roughly do.
+// Address returns the address of a postal code of 7 digits, and false for
+// anything else. Codes that share their first 2 digits share a prefecture,
+// their first 3 a city, their first 5 a district, as real ones roughly do.
 func Address(code string) (string, bool) {
 	if !consistsOf(code, 7, 7, digits) {
 		return "", false
@@ -90,8 +94,9 @@ const MaxNames = 30
 // namesPerList is how many names Surnames and GivenNames hold.
 const namesPerList = 3000
 
-// commonSyllables are those the benchmarker's prefixes are made of (see the dashboard data package); names
-// mostly start with them, so that most prefixes find names.
+// commonSyllables are those the benchmarker's prefixes are made of (see the
+// dashboard data package); names mostly start with them, so that most prefixes
+// find names.
 var commonSyllables = []string{"a", "ka", "ki", "ko", "sa", "shi", "su", "ta", "to", "na", "no", "ha", "hi", "ma",
 	"mi", "mo", "ya", "yo", "ra", "ri", "wa", "i", "u", "e", "o", "ku", "se", "te", "ni", "fu", "mu", "ro"}
 
@@ -105,19 +110,23 @@ var (
 	givenNameEndings = []string{"", "", "ko", "mi", "ka", "ro", "ta", "ki", "ya", "na", "to", "suke", "ji", "n", "e"}
 )
 
-// The name lists, built on first use. They are never modified after: the exported functions hand out copies.
+// The name lists, built on first use. They are never modified after: the
+// exported functions hand out copies.
 var (
 	surnames   = sync.OnceValue(func() []string { return makeNames(kindSurname, surnameEndings) })
 	givenNames = sync.OnceValue(func() []string { return makeNames(kindGivenName, givenNameEndings) })
 )
 
-// Surnames returns every surname the surname service knows, sorted, each unique and of letters a-z.
+// Surnames returns every surname the surname service knows, sorted, each unique
+// and of letters a-z.
 func Surnames() []string { return slices.Clone(surnames()) }
 
-// GivenNames returns every given name the givenname service knows, sorted, each unique and of letters a-z.
+// GivenNames returns every given name the givenname service knows, sorted, each
+// unique and of letters a-z.
 func GivenNames() []string { return slices.Clone(givenNames()) }
 
-// makeNames draws namesPerList distinct names of two or three syllables and one of endings.
+// makeNames draws namesPerList distinct names of two or three syllables and one
+// of endings.
 func makeNames(kind uint64, endings []string) []string {
 	g := datagen.Stream(factSeed, kind, 0)
 	syllable := func() string {
@@ -143,8 +152,8 @@ func makeNames(kind uint64, endings []string) []string {
 	return names
 }
 
-// SearchNames returns, in order, the first MaxNames of the sorted names that start with prefix (an empty list,
-// not nil, when none does).
+// SearchNames returns, in order, the first MaxNames of the sorted names that
+// start with prefix (an empty list, not nil, when none does).
 func SearchNames(names []string, prefix string) []string {
 	i, _ := slices.BinarySearch(names, prefix)
 	out := []string{}
@@ -154,7 +163,8 @@ func SearchNames(names []string, prefix string) []string {
 	return out
 }
 
-// WeatherPeriod is how long a forecast lasts; periods start at the Unix times that are multiples of it.
+// WeatherPeriod is how long a forecast lasts; periods start at the Unix times
+// that are multiples of it.
 const WeatherPeriod = 3 * time.Second
 
 // WeatherPeriodAt returns the start of the weather period that holds t, in UTC.
@@ -176,8 +186,8 @@ const (
 	maxTemperature = 35
 )
 
-// Forecast returns the forecast of location for the weather period that holds period (normally a period's
-// start): a hash of the location and the period.
+// Forecast returns the forecast of location for the weather period that holds
+// period (normally a period's start): a hash of the location and the period.
 func Forecast(location string, period time.Time) (forecast string, temperature int) {
 	h := fnv.New64a()
 	h.Write([]byte(location))

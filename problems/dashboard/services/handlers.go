@@ -68,7 +68,8 @@ func (s *Services) secureRoutes() http.Handler {
 	return mux
 }
 
-// track counts every request in and out of the handlers, for Stats and for Close.
+// track counts every request in and out of the handlers, for Stats and for
+// Close.
 func (s *Services) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.handlers.enter() {
@@ -82,9 +83,10 @@ func (s *Services) track(h http.Handler) http.Handler {
 	})
 }
 
-// wait waits out a latency, scaled. When the request's context ends first (Close, or the client went away),
-// it aborts the handler with http.ErrAbortHandler, so that the client gets no answer at all: a handler that
-// merely returned would send an empty 200.
+// wait waits out a latency, scaled. When the request's context ends first
+// (Close, or the client went away), it aborts the handler with
+// http.ErrAbortHandler, so that the client gets no answer at all: a handler
+// that merely returned would send an empty 200.
 func (s *Services) wait(r *http.Request, latency time.Duration) {
 	t := time.NewTimer(time.Duration(float64(latency) * s.scale))
 	defer t.Stop()
@@ -169,9 +171,10 @@ func (s *Services) attacked(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, AttackedAnswer{UpdatedAt: v.Start.UnixMilli(), Key1: keys[0], Key2: keys[1], Key3: keys[2]})
 }
 
-// admit counts a request to a TLS service and checks its token: 403 after a while without one, 400 for a
-// malformed one, 429 for an HTTP/1.x request whose token already has a request in flight. When it reports
-// true, the request is in flight for its token until the caller calls s.tokens.leave.
+// admit counts a request to a TLS service and checks its token: 403 after a
+// while without one, 400 for a malformed one, 429 for an HTTP/1.x request whose
+// token already has a request in flight. When it reports true, the request is
+// in flight for its token until the caller calls s.tokens.leave.
 func (s *Services) admit(w http.ResponseWriter, r *http.Request, service int) (token string, ok bool) {
 	s.stats.requests[service].Add(1)
 	token = r.Header.Get(tokenHeader)
@@ -209,8 +212,8 @@ func (s *Services) notModified(w http.ResponseWriter, lastModified string) {
 	w.WriteHeader(http.StatusNotModified)
 }
 
-// httpDate formats t as Last-Modified and If-Modified-Since carry it. Periods and versions start at whole
-// seconds, so nothing is lost.
+// httpDate formats t as Last-Modified and If-Modified-Since carry it. Periods
+// and versions start at whole seconds, so nothing is lost.
 func httpDate(t time.Time) string { return t.UTC().Format(http.TimeFormat) }
 
 func writeJSON(w http.ResponseWriter, v any) {
@@ -223,16 +226,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Write(body)
 }
 
-// tokenSet is the requests in flight on the TLS services, by token, for the 429 rule. A handler leaves it
-// before it returns, so before the server sends its small buffered answer: a client that sends its next request
-// once it has the answer never finds the token still in flight.
+// tokenSet is the requests in flight on the TLS services, by token, for the 429
+// rule. A handler leaves it before it returns, so before the server sends its
+// small buffered answer: a client that sends its next request once it has the
+// answer never finds the token still in flight.
 type tokenSet struct {
 	mu       sync.Mutex
 	inFlight map[string]int
 }
 
-// enter puts a request of token in flight. An exclusive one (HTTP/1.x) is refused, and not put in flight, when
-// the token already has a request in flight, over any protocol.
+// enter puts a request of token in flight. An exclusive one (HTTP/1.x) is
+// refused, and not put in flight, when the token already has a request in
+// flight, over any protocol.
 func (t *tokenSet) enter(token string, exclusive bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -1,11 +1,13 @@
-// Package services is the dashboard problem's external services, which the benchmarker hosts in its own
-// process (MANUAL.md, "The external services"): postal, postal2, surname, givenname and weather on a plain
-// HTTP/1.1 listener, security and attacked on an HTTPS listener that offers HTTP/2 and HTTP/1.1.
+// Package services is the dashboard problem's external services, which the
+// benchmarker hosts in its own process (MANUAL.md, "The external services"):
+// postal, postal2, surname, givenname and weather on a plain HTTP/1.1 listener,
+// security and attacked on an HTTPS listener that offers HTTP/2 and HTTP/1.1.
 //
-// The services are slow on purpose and hold any number of requests: every latency is a timer wait, never
-// work. Every answer is also a pure function that the benchmarker calls to check what the app relays:
-// Address, SearchNames, Forecast, and, for the answers signed with the Services' secret, CheckOnetime,
-// AttackedAt and AttackedKeys.
+// The services are slow on purpose and hold any number of requests: every
+// latency is a timer wait, never work. Every answer is also a pure function
+// that the benchmarker calls to check what the app relays: Address,
+// SearchNames, Forecast, and, for the answers signed with the Services' secret,
+// CheckOnetime, AttackedAt and AttackedKeys.
 package services
 
 import (
@@ -35,14 +37,17 @@ import (
 type Config struct {
 	// Seed drives the attacked list's schedule.
 	Seed uint64
-	// Now is the clock (time.Now when nil). Weather periods, the attacked list's versions, Last-Modified dates
-	// and the onetime tokens' issue times all follow it; the latencies are real time.
+	// Now is the clock (time.Now when nil). Weather periods, the attacked
+	// list's versions, Last-Modified dates and the onetime tokens' issue times
+	// all follow it; the latencies are real time.
 	Now func() time.Time
-	// Latency scales every service latency (1 when zero), so that tests run fast. Negative is an error.
+	// Latency scales every service latency (1 when zero), so that tests run
+	// fast. Negative is an error.
 	Latency float64
 }
 
-// The services' latencies, before Config.Latency scales them (MANUAL.md's table).
+// The services' latencies, before Config.Latency scales them (MANUAL.md's
+// table).
 const (
 	postalLatency      = 100 * time.Millisecond // postal, postal2, surname, givenname
 	weatherLatency     = 500 * time.Millisecond
@@ -52,11 +57,13 @@ const (
 	refusalLatency     = 1 * time.Second       // 403 without a token, 404
 )
 
-// maxStreams is the most concurrent HTTP/2 streams a connection may have: far above what any app sends, since
-// over HTTP/2 a token may have any number of requests in flight.
+// maxStreams is the most concurrent HTTP/2 streams a connection may have: far
+// above what any app sends, since over HTTP/2 a token may have any number of
+// requests in flight.
 const maxStreams = 100_000
 
-// readHeaderTimeout bounds how long a connection may take to send a request's headers.
+// readHeaderTimeout bounds how long a connection may take to send a request's
+// headers.
 const readHeaderTimeout = 10 * time.Second
 
 // Services is the running services. Its methods are safe for concurrent use.
@@ -78,7 +85,8 @@ type Services struct {
 	closeErr  error
 }
 
-// Start starts the services on two ports of 127.0.0.1. ctx bounds only the start-up; Close stops them.
+// Start starts the services on two ports of 127.0.0.1. ctx bounds only the
+// start-up; Close stops them.
 func Start(ctx context.Context, cfg Config) (*Services, error) {
 	if cfg.Latency < 0 || math.IsNaN(cfg.Latency) || math.IsInf(cfg.Latency, 0) {
 		return nil, fmt.Errorf("dashboard services: bad latency scale %v", cfg.Latency)
@@ -117,9 +125,11 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 		return &http.Server{
 			Handler:           s.track(h),
 			ReadHeaderTimeout: readHeaderTimeout,
-			// Requests' contexts derive from base, so that Close wakes every waiting handler at once.
+			// Requests' contexts derive from base, so that Close wakes every
+			// waiting handler at once.
 			BaseContext: func(net.Listener) context.Context { return base },
-			// Apps' broken connections are theirs to notice; the benchmarker's output is not the place.
+			// Apps' broken connections are theirs to notice; the benchmarker's
+			// output is not the place.
 			ErrorLog: log.New(io.Discard, "", 0),
 		}
 	}
@@ -135,8 +145,9 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 	s.servers = [2]*http.Server{plain, secure}
 	s.urls = [2]string{"http://" + lns[0].Addr().String(), "https://" + lns[1].Addr().String()}
 
-	// The servers, and every connection's goroutine they start, run as the benchmarker's part Part, so that a
-	// run's result says how much CPU the services took.
+	// The servers, and every connection's goroutine they start, run as the
+	// benchmarker's part Part, so that a run's result says how much CPU the
+	// services took.
 	s.serving.Add(2)
 	go engine.Part(ctx, Part, func(context.Context) { defer s.serving.Done(); plain.Serve(lns[0]) })
 	go engine.Part(ctx, Part, func(context.Context) { defer s.serving.Done(); secure.ServeTLS(lns[1], "", "") })
@@ -152,9 +163,10 @@ func (s *Services) HTTP() string { return s.urls[0] }
 // HTTPS returns the base URL of the TLS services, "https://127.0.0.1:PORT".
 func (s *Services) HTTPS() string { return s.urls[1] }
 
-// Close stops the services: it closes both listeners and every connection, wakes the handlers that wait out a
-// latency (they answer nothing), and returns once every handler has returned. Calling it again does nothing
-// and returns the same error.
+// Close stops the services: it closes both listeners and every connection,
+// wakes the handlers that wait out a latency (they answer nothing), and returns
+// once every handler has returned. Calling it again does nothing and returns
+// the same error.
 func (s *Services) Close() error {
 	s.closeOnce.Do(func() {
 		s.cancel()
@@ -165,8 +177,9 @@ func (s *Services) Close() error {
 	return s.closeErr
 }
 
-// selfSigned makes the TLS services' certificate: ECDSA P-256 for 127.0.0.1 and localhost, made for this run
-// and verifiable by no one (the manual tells apps not to verify it).
+// selfSigned makes the TLS services' certificate: ECDSA P-256 for 127.0.0.1 and
+// localhost, made for this run and verifiable by no one (the manual tells apps
+// not to verify it).
 func selfSigned(now time.Time) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -193,8 +206,9 @@ func selfSigned(now time.Time) (tls.Certificate, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
-// handlerGroup counts the running handlers so that Close can wait for them. Entering takes the read lock, so
-// that no handler is added once Close has begun to wait (a WaitGroup must not grow from zero during Wait).
+// handlerGroup counts the running handlers so that Close can wait for them.
+// Entering takes the read lock, so that no handler is added once Close has
+// begun to wait (a WaitGroup must not grow from zero during Wait).
 type handlerGroup struct {
 	mu     sync.RWMutex
 	closed bool
@@ -222,13 +236,16 @@ func (g *handlerGroup) closeAndWait() {
 
 // Stats are the services' counters since Start.
 type Stats struct {
-	// Requests counts the requests routed to each service, by its name in the manual ("postal", "postal2",
-	// "surname", "givenname", "weather", "security", "attacked"), whatever their answer.
+	// Requests counts the requests routed to each service, by its name in the
+	// manual ("postal", "postal2", "surname", "givenname", "weather",
+	// "security", "attacked"), whatever their answer.
 	Requests map[string]int64
-	// The requests answered 304 Not Modified, 400 Bad Request, 403 Forbidden (no token), 404 Not Found (an
-	// unknown path, on either listener) and 429 Too Many Requests.
+	// The requests answered 304 Not Modified, 400 Bad Request, 403 Forbidden
+	// (no token), 404 Not Found (an unknown path, on either listener) and 429
+	// Too Many Requests.
 	NotModified, BadRequest, Forbidden, NotFound, TooMany int64
-	// PeakInFlight is the most requests that were in the handlers at once, on both listeners.
+	// PeakInFlight is the most requests that were in the handlers at once, on
+	// both listeners.
 	PeakInFlight int64
 }
 

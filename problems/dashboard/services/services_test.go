@@ -21,7 +21,8 @@ import (
 	"github.com/tunecon/tunecon/problems/dashboard/services"
 )
 
-// t0 is a weather period's start (1764000000000 is a multiple of 3000 ms) and a whole second.
+// t0 is a weather period's start (1764000000000 is a multiple of 3000 ms) and a
+// whole second.
 var t0 = time.UnixMilli(1764000000000).UTC()
 
 // clock is an injected clock that tests step by hand.
@@ -69,7 +70,8 @@ type answer struct {
 	body   []byte
 }
 
-// get sends a GET with the given headers (name, value, ...) and reads the whole answer.
+// get sends a GET with the given headers (name, value, ...) and reads the whole
+// answer.
 func get(c *http.Client, url string, header ...string) (answer, error) {
 	req, err := http.NewRequest("GET", url, nil)
 	if err != nil {
@@ -204,8 +206,8 @@ func maps(a, b map[string]int64) bool {
 	return true
 }
 
-// TestRefusals: 400 at once for a bad parameter, 403 without a token and 404 on an unknown path after the
-// (scaled) second.
+// TestRefusals: 400 at once for a bad parameter, 403 without a token and 404 on
+// an unknown path after the (scaled) second.
 func TestRefusals(t *testing.T) {
 	s := start(t, services.Config{Latency: 0.05}) // refusals after 50 ms
 	plain, h1 := plainClient(t), h1Client(t)
@@ -285,7 +287,8 @@ func statuses(as []answer) (ok, tooMany int) {
 	return ok, tooMany
 }
 
-// Test429: over HTTP/1.1 a token has one request in flight at most, over HTTP/2 any number.
+// Test429: over HTTP/1.1 a token has one request in flight at most, over HTTP/2
+// any number.
 func Test429(t *testing.T) {
 	s := start(t, services.Config{Latency: 0.4}) // attacked takes 200 ms, security 20 ms
 	h1, h2 := h1Client(t), h2Client(t)
@@ -316,7 +319,8 @@ func Test429(t *testing.T) {
 		}
 	}
 
-	// An HTTP/1.1 request whose token has one in flight over HTTP/2 is refused too.
+	// An HTTP/1.1 request whose token has one in flight over HTTP/2 is refused
+	// too.
 	before := s.Stats().Requests["attacked"]
 	inFlight := make(chan answer, 1)
 	go func() { a, _ := get(h2, s.HTTPS()+"/attacked", "X-Security-Token", token); inFlight <- a }()
@@ -331,7 +335,8 @@ func Test429(t *testing.T) {
 	}
 }
 
-// TestNotModified: an exact If-Modified-Since gets 304 (at once for weather), another date a 200.
+// TestNotModified: an exact If-Modified-Since gets 304 (at once for weather),
+// another date a 200.
 func TestNotModified(t *testing.T) {
 	clk := newClock(t0.Add(500 * time.Millisecond))
 	s := start(t, services.Config{Now: clk.now, Latency: 1})
@@ -369,7 +374,8 @@ func TestNotModified(t *testing.T) {
 	}
 }
 
-// TestWeatherPeriods: the forecast holds for 3 s of the clock, then the next period's comes.
+// TestWeatherPeriods: the forecast holds for 3 s of the clock, then the next
+// period's comes.
 func TestWeatherPeriods(t *testing.T) {
 	clk := newClock(t0.Add(500 * time.Millisecond))
 	s := start(t, services.Config{Now: clk.now, Latency: 0.01})
@@ -462,8 +468,8 @@ func hexSum(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// TestAttackedSchedule: versions start at whole seconds, 2 to 8 s apart, from the start-up's second, the same
-// for the same seed.
+// TestAttackedSchedule: versions start at whole seconds, 2 to 8 s apart, from
+// the start-up's second, the same for the same seed.
 func TestAttackedSchedule(t *testing.T) {
 	clk := newClock(t0.Add(1700 * time.Millisecond))
 	s := start(t, services.Config{Seed: 42, Now: clk.now, Latency: 0.01})
@@ -507,8 +513,8 @@ func TestAttackedSchedule(t *testing.T) {
 	if got, ok := s.AttackedVersion(v.Start); !ok || got != v {
 		t.Errorf("AttackedVersion(%v) = %+v, %v; want %+v", v.Start, got, ok, v)
 	}
-	// No version begins a millisecond or a second off a start (they are 2 s apart at least), before the first,
-	// or later than the clock.
+	// No version begins a millisecond or a second off a start (they are 2 s
+	// apart at least), before the first, or later than the clock.
 	for _, at := range []time.Time{v.Start.Add(time.Millisecond), v.Start.Add(-time.Second), t0, v.End} {
 		if got, ok := s.AttackedVersion(at); ok {
 			t.Errorf("AttackedVersion(%v) = %+v, true", at, got)
@@ -516,7 +522,8 @@ func TestAttackedSchedule(t *testing.T) {
 	}
 }
 
-// TestFacts: the lists and the addresses never change, and SearchNames finds at most 30 sorted names.
+// TestFacts: the lists and the addresses never change, and SearchNames finds at
+// most 30 sorted names.
 func TestFacts(t *testing.T) {
 	for code, want := range map[string]string{
 		"1000001": "Aomori, Matsusawa-shi, Akita 8-11",
@@ -575,8 +582,8 @@ func TestFacts(t *testing.T) {
 	}
 }
 
-// TestClose: Close wakes the waiting handlers, returns once they are done, closes both ports, and may be
-// called again.
+// TestClose: Close wakes the waiting handlers, returns once they are done,
+// closes both ports, and may be called again.
 func TestClose(t *testing.T) {
 	s, err := services.Start(context.Background(), services.Config{Latency: 1})
 	if err != nil {

@@ -1,12 +1,14 @@
-// Package data generates the initial data of the leagues problem, the same rows for the same Config on every
-// machine: tenants, one of them huge, with their players, competitions, score uploads and the visit history of
-// their rankings.
+// Package data generates the initial data of the leagues problem, the same rows
+// for the same Config on every machine: tenants, one of them huge, with their
+// players, competitions, score uploads and the visit history of their rankings.
 //
-// Each tenant draws from streams of its own, seeded from the Config's seed and the tenant's id: its size, its
-// players and competitions, its score uploads, its visits. So tenants can be generated in any order, and
-// Initial computes, without writing anything, what a benchmarker must know of the initial state: every tenant,
-// player and competition, each competition's ranking and the exact bill of each finished one. Ensure writes the
-// files the reference apps start from (see Write).
+// Each tenant draws from streams of its own, seeded from the Config's seed and
+// the tenant's id: its size, its players and competitions, its score uploads,
+// its visits. So tenants can be generated in any order, and Initial computes,
+// without writing anything, what a benchmarker must know of the initial state:
+// every tenant, player and competition, each competition's ranking and the
+// exact bill of each finished one. Ensure writes the files the reference apps
+// start from (see Write).
 package data
 
 import (
@@ -19,12 +21,14 @@ import (
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// Version is the version of the generated data. Bump it whenever the rows Write writes for a Config change, so
-// that data written by an older generator is replaced (see Ensure).
+// Version is the version of the generated data. Bump it whenever the rows Write
+// writes for a Config change, so that data written by an older generator is
+// replaced (see Ensure).
 const Version = 1
 
-// The span of the initial data, Unix seconds: every row's time is at or after Start and before End. The reference
-// apps know End: POST /initialize deletes the visits at or after it.
+// The span of the initial data, Unix seconds: every row's time is at or after
+// Start and before End. The reference apps know End: POST /initialize deletes
+// the visits at or after it.
 const (
 	Start int64 = 1751328000 // 2025-07-01 00:00:00 UTC
 	End   int64 = 1767225600 // 2026-01-01 00:00:00 UTC
@@ -53,7 +57,8 @@ const (
 	day                 = 24 * 60 * 60
 )
 
-// Stream kinds, mixed into the seeds so that a tenant's streams differ from each other.
+// Stream kinds, mixed into the seeds so that a tenant's streams differ from
+// each other.
 const (
 	kindSize   uint64 = 0x73697a65         // "size"
 	kindTenant uint64 = 0x74656e616e74     // "tenant"
@@ -66,18 +71,20 @@ const (
 // Config says which data to generate.
 type Config struct {
 	Seed uint64
-	// Tenants is the number of tenants, ids 1 to Tenants. Tenant 1 is the huge one.
+	// Tenants is the number of tenants, ids 1 to Tenants. Tenant 1 is the huge
+	// one.
 	Tenants int
 	// HugePlayers and HugeCompetitions are tenant 1's size.
 	HugePlayers, HugeCompetitions int
-	// The other tenants have MinPlayers to MaxPlayers players and MinCompetitions to MaxCompetitions
-	// competitions.
+	// The other tenants have MinPlayers to MaxPlayers players and
+	// MinCompetitions to MaxCompetitions competitions.
 	MinPlayers, MaxPlayers           int
 	MinCompetitions, MaxCompetitions int
 }
 
-// Default returns the configuration of the problem's initial data. The reference apps know its number of
-// tenants and its NextID: change them together (a test checks).
+// Default returns the configuration of the problem's initial data. The
+// reference apps know its number of tenants and its NextID: change them
+// together (a test checks).
 func Default() Config {
 	return Config{
 		Seed:    20220723,
@@ -112,7 +119,8 @@ type Tenant struct {
 	Competitions []Competition
 }
 
-// Billing is the tenant's whole bill: the sum of its finished competitions' bills.
+// Billing is the tenant's whole bill: the sum of its finished competitions'
+// bills.
 func (t Tenant) Billing() int64 {
 	var sum int64
 	for _, c := range t.Competitions {
@@ -121,7 +129,8 @@ func (t Tenant) Billing() int64 {
 	return sum
 }
 
-// Player is one player. Every player has the role "player"; organizers and the admin are not stored.
+// Player is one player. Every player has the role "player"; organizers and the
+// admin are not stored.
 type Player struct {
 	ID           int64
 	DisplayName  string
@@ -136,9 +145,11 @@ type Competition struct {
 	CreatedAt int64
 	// FinishedAt is when it finished, Unix seconds; 0 while it runs.
 	FinishedAt int64
-	// Uploads is the number of score uploads (0: none yet): the last one, which counts, is upload number Uploads.
+	// Uploads is the number of score uploads (0: none yet): the last one, which
+	// counts, is upload number Uploads.
 	Uploads int
-	// Ranking is the ranking of the last upload, best first, as the manual defines it.
+	// Ranking is the ranking of the last upload, best first, as the manual
+	// defines it.
 	Ranking []Rank
 	// Billing is the competition's bill; zero while it runs.
 	Billing Billing
@@ -147,8 +158,8 @@ type Competition struct {
 // Finished reports whether the competition has finished.
 func (c Competition) Finished() bool { return c.FinishedAt != 0 }
 
-// Rank is one entry of a ranking: a player's score and the CSV row (from 1, after the header) of the last upload it
-// comes from.
+// Rank is one entry of a ranking: a player's score and the CSV row (from 1,
+// after the header) of the last upload it comes from.
 type Rank struct {
 	PlayerID int64
 	Score    int64
@@ -165,10 +176,11 @@ type Billing struct {
 // Initial is everything a benchmarker needs to know of the initial data.
 type Initial struct {
 	Tenants []Tenant // ids 1 to len(Tenants)
-	// NextID is the first id the id generator hands out after the initial data; players and competitions have
-	// ids 1 to NextID-1.
+	// NextID is the first id the id generator hands out after the initial data;
+	// players and competitions have ids 1 to NextID-1.
 	NextID int64
-	// ScoreRows and VisitRows count the rows of every tenant's player_score and of visit_history.
+	// ScoreRows and VisitRows count the rows of every tenant's player_score and
+	// of visit_history.
 	ScoreRows, VisitRows int64
 }
 
@@ -189,7 +201,8 @@ type visit struct {
 	player, tenant, competition, at int64
 }
 
-// sizes returns every tenant's number of players and competitions, index 0 for tenant 1.
+// sizes returns every tenant's number of players and competitions, index 0 for
+// tenant 1.
 func (c Config) sizes() (players, competitions []int) {
 	players, competitions = make([]int, c.Tenants), make([]int, c.Tenants)
 	for i := range c.Tenants {
@@ -204,8 +217,9 @@ func (c Config) sizes() (players, competitions []int) {
 	return players, competitions
 }
 
-// skeletons returns every tenant with its players and competitions, without scores, rankings or bills, and the
-// id generator's next id. Ids are handed out tenant by tenant: a tenant's players, then its competitions.
+// skeletons returns every tenant with its players and competitions, without
+// scores, rankings or bills, and the id generator's next id. Ids are handed out
+// tenant by tenant: a tenant's players, then its competitions.
 func (c Config) skeletons() ([]Tenant, int64) {
 	players, competitions := c.sizes()
 	tenants := make([]Tenant, c.Tenants)
@@ -217,7 +231,8 @@ func (c Config) skeletons() ([]Tenant, int64) {
 	return tenants, next
 }
 
-// skeleton draws tenant id's names, players and competitions; its ids start at first.
+// skeleton draws tenant id's names, players and competitions; its ids start at
+// first.
 func (c Config) skeleton(id, first int64, nPlayers, nCompetitions int) Tenant {
 	g := datagen.Stream(c.Seed, kindTenant, uint64(id))
 	adj, noun := g.Pick(adjectives), g.Pick(nouns)
@@ -236,7 +251,8 @@ func (c Config) skeleton(id, first int64, nPlayers, nCompetitions int) Tenant {
 			CreatedAt:    t.CreatedAt + int64(i+1)*playerInterval,
 		}
 	}
-	// Competitions start from 10 days after Start to 10 days before End, in order, and last 1 hour to 9 days.
+	// Competitions start from 10 days after Start to 10 days before End, in
+	// order, and last 1 hour to 9 days.
 	from, span := Start+10*day, End-Start-20*day
 	slot := span / int64(nCompetitions)
 	t.Competitions = make([]Competition, nCompetitions)
@@ -254,7 +270,8 @@ func (c Config) skeleton(id, first int64, nPlayers, nCompetitions int) Tenant {
 	return t
 }
 
-// scores draws t's uploads, in competition order, and sets each competition's Uploads and Ranking.
+// scores draws t's uploads, in competition order, and sets each competition's
+// Uploads and Ranking.
 func (c Config) scores(t *Tenant) []scoreRow {
 	g := datagen.Stream(c.Seed, kindScores, uint64(t.ID))
 	var rows []scoreRow
@@ -308,8 +325,8 @@ func (c Config) scores(t *Tenant) []scoreRow {
 	return rows
 }
 
-// ranking applies the manual's rules to one upload's rows: the last row of a player wins; higher scores first,
-// then earlier rows.
+// ranking applies the manual's rules to one upload's rows: the last row of a
+// player wins; higher scores first, then earlier rows.
 func ranking(upload []scoreRow) []Rank {
 	last := map[int64]int{}
 	for i, r := range upload {
@@ -328,8 +345,9 @@ func ranking(upload []scoreRow) []Rank {
 	return ranks
 }
 
-// visits draws t's visit history, competition by competition and player by player. If bill, it also sets the
-// bill of each finished competition, whose Ranking must be set.
+// visits draws t's visit history, competition by competition and player by
+// player. If bill, it also sets the bill of each finished competition, whose
+// Ranking must be set.
 func (c Config) visits(t *Tenant, bill bool) []visit {
 	g := datagen.Stream(c.Seed, kindVisits, uint64(t.ID))
 	var rows []visit
@@ -365,7 +383,8 @@ func (c Config) visits(t *Tenant, bill bool) []visit {
 	return rows
 }
 
-// Initial generates the whole data in memory, writing nothing, and returns what a benchmarker needs of it.
+// Initial generates the whole data in memory, writing nothing, and returns what
+// a benchmarker needs of it.
 func (c Config) Initial() (*Initial, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
@@ -379,24 +398,27 @@ func (c Config) Initial() (*Initial, error) {
 	return in, nil
 }
 
-// Name returns the n-th display name the benchmarker gives a player it adds during a run, like the initial
-// players' names.
+// Name returns the n-th display name the benchmarker gives a player it adds
+// during a run, like the initial players' names.
 func (c Config) Name(n uint64) string { return playerName(datagen.Stream(c.Seed, kindRun, n)) }
 
-// Title returns the n-th title the benchmarker gives a competition it adds during a run.
+// Title returns the n-th title the benchmarker gives a competition it adds
+// during a run.
 func (c Config) Title(n uint64) string {
 	g := datagen.Stream(c.Seed, kindTitle, n)
 	return g.Pick(seasons) + " " + g.Pick(events) + " " + strconv.FormatUint(n, 10)
 }
 
-// header is the first line of the data's VERSION file; Ensure compares it to tell whether the data is current.
+// header is the first line of the data's VERSION file; Ensure compares it to
+// tell whether the data is current.
 func (c Config) header() string {
 	return fmt.Sprintf("tunecon leagues initial data v%d seed=%d tenants=%d huge=%dx%d players=%d-%d competitions=%d-%d",
 		Version, c.Seed, c.Tenants, c.HugePlayers, c.HugeCompetitions, c.MinPlayers, c.MaxPlayers,
 		c.MinCompetitions, c.MaxCompetitions)
 }
 
-// playerName draws a person's name: given and family names, in English or Japanese.
+// playerName draws a person's name: given and family names, in English or
+// Japanese.
 func playerName(g datagen.Gen) string {
 	if g.Intn(3) == 0 {
 		return g.Pick(jaFamily) + " " + g.Pick(jaGiven)
@@ -407,8 +429,9 @@ func playerName(g datagen.Gen) string {
 // capital returns word with its first letter in upper case (ASCII words only).
 func capital(word string) string { return strings.ToUpper(word[:1]) + word[1:] }
 
-// The vocabulary. No word may hold a quote, a backslash, a semicolon or a control character: the dump writes them
-// unescaped, and the tests check. Adjectives and nouns are lowercase ASCII letters: they make host names.
+// The vocabulary. No word may hold a quote, a backslash, a semicolon or a
+// control character: the dump writes them unescaped, and the tests check.
+// Adjectives and nouns are lowercase ASCII letters: they make host names.
 var (
 	adjectives = strings.Fields(`
 		swift bold crimson silver golden iron rapid silent northern southern eastern western lucky brave quiet

@@ -18,7 +18,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/digest.golden with the digests of the data generated now")
 
-// small has a huge tenant and a few others, with several INSERT statements' worth of visits.
+// small has a huge tenant and a few others, with several INSERT statements'
+// worth of visits.
 var small = Config{Seed: 7, Tenants: 6, HugePlayers: 150, HugeCompetitions: 4,
 	MinPlayers: 3, MaxPlayers: 30, MinCompetitions: 1, MaxCompetitions: 5}
 
@@ -41,7 +42,8 @@ func TestDeterministic(t *testing.T) {
 	if reflect.DeepEqual(a, initial(t, other)) {
 		t.Error("another seed gives the same data")
 	}
-	// A tenant depends on the seed and its id alone, and its ids on the tenants before it.
+	// A tenant depends on the seed and its id alone, and its ids on the tenants
+	// before it.
 	more := small
 	more.Tenants++
 	m := initial(t, more)
@@ -62,7 +64,8 @@ func TestDeterministic(t *testing.T) {
 
 var tenantName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,61}[a-z0-9]$`)
 
-// forbidden are the characters no generated text may hold: the dump does not escape.
+// forbidden are the characters no generated text may hold: the dump does not
+// escape.
 const forbidden = "'\\;\r\n\t"
 
 // checkText checks a name or title against the manual's rules and the dump's.
@@ -162,9 +165,10 @@ func TestShape(t *testing.T) {
 		players, disqualified, competitions, finished, in.ScoreRows, ranked, in.VisitRows, in.NextID)
 }
 
-// TestFilesAgreeWithInitial writes small's files and reads them back with SQL, the way an app does: every tenant,
-// player and competition, each competition's ranking by the manual's rules, and each finished competition's bill
-// from the score rows and the whole visit history.
+// TestFilesAgreeWithInitial writes small's files and reads them back with SQL,
+// the way an app does: every tenant, player and competition, each competition's
+// ranking by the manual's rules, and each finished competition's bill from the
+// score rows and the whole visit history.
 func TestFilesAgreeWithInitial(t *testing.T) {
 	dir := t.TempDir()
 	if err := small.Write(dir); err != nil {
@@ -243,8 +247,8 @@ func open(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-// sqlRanking reads a competition's ranking from its tenant's file: the last upload, the last row of each player,
-// higher scores first, then earlier rows.
+// sqlRanking reads a competition's ranking from its tenant's file: the last
+// upload, the last row of each player, higher scores first, then earlier rows.
 func sqlRanking(t *testing.T, db *sql.DB, competition int64) []Rank {
 	t.Helper()
 	rows, err := db.Query(`SELECT player_id, score, row_num FROM player_score WHERE competition_id = ?1
@@ -294,7 +298,8 @@ func sqlBilling(t *testing.T, admin *sql.DB, tenant, competition, finishedAt int
 	return b
 }
 
-// TestDumpIsTheAdminDB loads the MariaDB dump into an empty SQLite database and compares it with admin.db.
+// TestDumpIsTheAdminDB loads the MariaDB dump into an empty SQLite database and
+// compares it with admin.db.
 func TestDumpIsTheAdminDB(t *testing.T) {
 	dir := t.TempDir()
 	if err := small.Write(dir); err != nil {
@@ -347,7 +352,8 @@ func TestDumpIsTheAdminDB(t *testing.T) {
 	}
 }
 
-// TestSchemasAreTheApps checks that the SQLite files are made with the schemas the apps run.
+// TestSchemasAreTheApps checks that the SQLite files are made with the schemas
+// the apps run.
 func TestSchemasAreTheApps(t *testing.T) {
 	for file, schema := range map[string]string{"admin.sqlite.sql": adminSQLiteSchema, "tenant.sql": tenantSchema} {
 		b, err := os.ReadFile(filepath.Join("..", "webapp", "sql", file))
@@ -386,8 +392,9 @@ func TestEnsure(t *testing.T) {
 	}
 }
 
-// TestGolden pins the digest of the rows of small's data and of the default data: a change to the generator
-// that changes them must bump Version, and then refresh testdata/digest.golden with -update.
+// TestGolden pins the digest of the rows of small's data and of the default
+// data: a change to the generator that changes them must bump Version, and then
+// refresh testdata/digest.golden with -update.
 func TestGolden(t *testing.T) {
 	configs := []struct {
 		name string
@@ -431,8 +438,9 @@ func TestRunNames(t *testing.T) {
 	}
 }
 
-// ExampleConfig_Initial prints the huge tenant's host label, one of its players and a finished competition's bill:
-// what to make tokens for when using the app by hand.
+// ExampleConfig_Initial prints the huge tenant's host label, one of its players
+// and a finished competition's bill: what to make tokens for when using the app
+// by hand.
 func ExampleConfig_Initial() {
 	in, err := Default().Initial()
 	if err != nil {
@@ -456,8 +464,8 @@ func ExampleConfig_Initial() {
 	// tenant billing 813530 next id 14769
 }
 
-// TestAppsKnowTheData checks the constants by which the reference apps' POST /initialize restores the initial
-// data: the number of tenants, End and NextID.
+// TestAppsKnowTheData checks the constants by which the reference apps' POST
+// /initialize restores the initial data: the number of tenants, End and NextID.
 func TestAppsKnowTheData(t *testing.T) {
 	in := initial(t, Default())
 	want := map[string]int64{"tenants": int64(len(in.Tenants)), "end": End, "next id": in.NextID}

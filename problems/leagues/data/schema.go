@@ -1,7 +1,8 @@
 package data
 
-// The schemas of the SQLite files Write makes: copies of webapp/sql/admin.sqlite.sql and webapp/sql/tenant.sql,
-// which the reference apps run (a test checks that they are the same).
+// The schemas of the SQLite files Write makes: copies of
+// webapp/sql/admin.sqlite.sql and webapp/sql/tenant.sql, which the reference
+// apps run (a test checks that they are the same).
 const (
 	adminSQLiteSchema = `-- The admin data of the leagues problem, for SQLite. No index but the keys and the unique tenant name: a bill
 -- reads the whole visit history.

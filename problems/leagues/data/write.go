@@ -25,13 +25,15 @@ const (
 	TenantDir = "tenants"         // ID.db: each tenant's SQLite file
 )
 
-// TenantFile returns the path of tenant id's file in the initial data directory dir.
+// TenantFile returns the path of tenant id's file in the initial data directory
+// dir.
 func TenantFile(dir string, id int64) string {
 	return filepath.Join(dir, TenantDir, strconv.FormatInt(id, 10)+".db")
 }
 
-// Ensure writes c's data into dir unless dir already holds data of the same version, seed and sizes (its VERSION
-// file says), and reports whether it wrote. Other files in dir are removed when it writes.
+// Ensure writes c's data into dir unless dir already holds data of the same
+// version, seed and sizes (its VERSION file says), and reports whether it
+// wrote. Other files in dir are removed when it writes.
 func Ensure(dir string, c Config) (bool, error) {
 	if err := c.validate(); err != nil {
 		return false, err
@@ -39,8 +41,9 @@ func Ensure(dir string, c Config) (bool, error) {
 	return datagen.EnsureDir(dir, c.header(), c.Write)
 }
 
-// Write writes the initial data into the existing directory dir: AdminDB, AdminDump and TenantDir/ID.db for
-// every tenant. The admin data and the tenants are written side by side.
+// Write writes the initial data into the existing directory dir: AdminDB,
+// AdminDump and TenantDir/ID.db for every tenant. The admin data and the
+// tenants are written side by side.
 func (c Config) Write(dir string) error {
 	if err := c.validate(); err != nil {
 		return err
@@ -78,7 +81,8 @@ func (c Config) writeAdmin(dir string) error {
 	dump := newDumpSink(f, "-- "+c.header())
 	err = c.emitAdmin(sinks{db, dump}, tenants)
 	if err == nil {
-		// The id generator's AUTOINCREMENT counter: the next REPLACE INTO gets next.
+		// The id generator's AUTOINCREMENT counter: the next REPLACE INTO gets
+		// next.
 		err = db.table("sqlite_sequence", []string{"name", "seq"}, 1)
 	}
 	if err == nil {
@@ -122,7 +126,8 @@ func (c Config) emitAdmin(s sink, tenants []Tenant) error {
 	return nil
 }
 
-// emitTenant writes tenant t's rows: players, competitions, then every upload's score rows.
+// emitTenant writes tenant t's rows: players, competitions, then every upload's
+// score rows.
 func (c Config) emitTenant(s sink, t *Tenant) error {
 	scores := c.scores(t)
 	if err := s.table("player", []string{"id", "display_name", "is_disqualified", "created_at", "updated_at"}, int64(len(t.Players))); err != nil {
@@ -157,8 +162,9 @@ func (c Config) emitTenant(s sink, t *Tenant) error {
 	return nil
 }
 
-// Digest returns the SHA-256 of the initial data's rows, in hex: of the admin dump followed by each tenant's rows
-// written as a dump. It changes exactly when the rows Write writes change, whatever SQLite's file format does.
+// Digest returns the SHA-256 of the initial data's rows, in hex: of the admin
+// dump followed by each tenant's rows written as a dump. It changes exactly
+// when the rows Write writes change, whatever SQLite's file format does.
 func (c Config) Digest() (string, error) {
 	if err := c.validate(); err != nil {
 		return "", err
@@ -178,7 +184,8 @@ func (c Config) Digest() (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// A sink takes a database's rows, table by table. A row's values are int64, string or nil (NULL).
+// A sink takes a database's rows, table by table. A row's values are int64,
+// string or nil (NULL).
 type sink interface {
 	table(name string, cols []string, rows int64) error
 	row(vals ...any) error
@@ -214,7 +221,8 @@ func (ss sinks) close() error {
 	return errors.Join(errs...)
 }
 
-// dumpSink writes rows as a dump (see datagen.SQLWriter): valid SQL for MariaDB and SQLite.
+// dumpSink writes rows as a dump (see datagen.SQLWriter): valid SQL for MariaDB
+// and SQLite.
 type dumpSink struct{ sw *datagen.SQLWriter }
 
 func newDumpSink(w io.Writer, header string) *dumpSink {
@@ -251,8 +259,8 @@ func (d *dumpSink) close() error { return d.sw.Close() }
 // rowsPerStatement is how many rows one prepared INSERT of a sqliteSink holds.
 const rowsPerStatement = 100
 
-// sqliteSink writes rows into a new SQLite file, in one transaction, without a journal: a file that fails half
-// way is thrown away with its directory.
+// sqliteSink writes rows into a new SQLite file, in one transaction, without a
+// journal: a file that fails half way is thrown away with its directory.
 type sqliteSink struct {
 	db     *sql.DB
 	tx     *sql.Tx

@@ -1,10 +1,13 @@
-// Package data generates the initial data of the memo problem, the same bytes for the same Config on every
-// machine: users with salted password hashes, and Markdown memos, about half of them private.
+// Package data generates the initial data of the memo problem, the same bytes
+// for the same Config on every machine: users with salted password hashes, and
+// Markdown memos, about half of them private.
 //
-// Every user and every memo comes from its own datagen.Stream, seeded from the Config's seed and the item's id, so
-// any of them can be generated on its own: the benchmarker models the initial state with User, MemoMeta and Memo,
-// and the reference apps load the dump that WriteSQL writes. A memo's stream draws its author, visibility, time and
-// title first, so MemoMeta can stop before the body.
+// Every user and every memo comes from its own datagen.Stream, seeded from the
+// Config's seed and the item's id, so any of them can be generated on its own:
+// the benchmarker models the initial state with User, MemoMeta and Memo, and
+// the reference apps load the dump that WriteSQL writes. A memo's stream draws
+// its author, visibility, time and title first, so MemoMeta can stop before the
+// body.
 package data
 
 import (
@@ -20,29 +23,33 @@ import (
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// Version is the version of the generated data. Bump it whenever the bytes WriteSQL writes for a Config change,
-// so that dumps written by an older generator are replaced (see EnsureSQL).
+// Version is the version of the generated data. Bump it whenever the bytes
+// WriteSQL writes for a Config change, so that dumps written by an older
+// generator are replaced (see EnsureSQL).
 const Version = 1
 
-// TimeFormat is how times are written in the dump and shown on the pages, always in UTC.
+// TimeFormat is how times are written in the dump and shown on the pages,
+// always in UTC.
 const TimeFormat = "2006-01-02 15:04:05"
 
-// Timing of the generated items, in seconds: user id signs up at base + id*userInterval, memo id is created at
-// memoBase + id*memoInterval plus a jitter below memoInterval, so memo times increase with ids.
+// Timing of the generated items, in seconds: user id signs up at base +
+// id*userInterval, memo id is created at memoBase + id*memoInterval plus a
+// jitter below memoInterval, so memo times increase with ids.
 const (
 	userInterval = 60
 	memoInterval = 10 * 60
 )
 
-// Authors are skewed: prolificShare percent of the memos are by the prolific tenth of the users, the rest by
-// anyone.
+// Authors are skewed: prolificShare percent of the memos are by the prolific
+// tenth of the users, the rest by anyone.
 const (
 	prolificShare = 50
 	prolificUsers = 10 // percent of the users
 )
 
-// A memo's body is blocks appended until it has a length drawn between bodyMinLen and bodyMaxLen characters
-// (runes); no block is longer than a few hundred.
+// A memo's body is blocks appended until it has a length drawn between
+// bodyMinLen and bodyMaxLen characters (runes); no block is longer than a few
+// hundred.
 const (
 	bodyMinLen = 150
 	bodyMaxLen = 1500
@@ -53,7 +60,8 @@ var (
 	memoBase = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC).Unix()
 )
 
-// Stream kinds, mixed into the seeds so that user i and memo i draw from different streams.
+// Stream kinds, mixed into the seeds so that user i and memo i draw from
+// different streams.
 const (
 	kindUser uint64 = 0x7573657273 // "users"
 	kindMemo uint64 = 0x6d656d6f73 // "memos"
@@ -67,8 +75,8 @@ type Config struct {
 	Memos int // memos 1..Memos; needs Users >= 1
 }
 
-// Default returns the configuration of the problem's initial data. The reference apps know its size
-// (50000 memos, 1000 users): change them together.
+// Default returns the configuration of the problem's initial data. The
+// reference apps know its size (50000 memos, 1000 users): change them together.
 func Default() Config {
 	return Config{Seed: 20131005, Users: 1000, Memos: 50000}
 }
@@ -83,7 +91,8 @@ type User struct {
 	CreatedAt time.Time
 }
 
-// PasswordHash is what the users table stores: the hex SHA-256 of the salt followed by the password.
+// PasswordHash is what the users table stores: the hex SHA-256 of the salt
+// followed by the password.
 func (u User) PasswordHash() string { return HashPassword(u.Salt, u.Password) }
 
 // HashPassword returns the hex SHA-256 of salt followed by password.
@@ -92,8 +101,9 @@ func HashPassword(salt, password string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// User returns user id, for 1 <= id <= c.Users. It panics when id is out of range. Names are a given name's
-// letters followed by the id, so no two users share one.
+// User returns user id, for 1 <= id <= c.Users. It panics when id is out of
+// range. Names are a given name's letters followed by the id, so no two users
+// share one.
 func (c Config) User(id int64) User {
 	if id < 1 || id > int64(c.Users) {
 		panic(fmt.Sprintf("memo data: user id %d out of range [1, %d]", id, c.Users))
@@ -118,19 +128,22 @@ type Meta struct {
 	CreatedAt time.Time
 }
 
-// Memo is one generated memo: its Meta and its Markdown content, whose first line is "# " and the title.
+// Memo is one generated memo: its Meta and its Markdown content, whose first
+// line is "# " and the title.
 type Memo struct {
 	Meta
 	Content string
 }
 
-// MemoMeta returns memo id without generating its body. Same range rules as Memo.
+// MemoMeta returns memo id without generating its body. Same range rules as
+// Memo.
 func (c Config) MemoMeta(id int64) Meta {
 	m, _ := c.memoMeta(id)
 	return m
 }
 
-// Memo returns memo id, for 1 <= id <= c.Memos. It panics when id is out of range or when there are no users.
+// Memo returns memo id, for 1 <= id <= c.Memos. It panics when id is out of
+// range or when there are no users.
 func (c Config) Memo(id int64) Memo {
 	m, g := c.memoMeta(id)
 	var b strings.Builder
@@ -144,8 +157,8 @@ func (c Config) Memo(id int64) Memo {
 	return Memo{Meta: m, Content: b.String()}
 }
 
-// Content returns the body of the n-th memo the benchmarker writes during a run: blocks like the initial memos'
-// bodies, without the title line.
+// Content returns the body of the n-th memo the benchmarker writes during a
+// run: blocks like the initial memos' bodies, without the title line.
 func (c Config) Content(n uint64) string {
 	g := gen{datagen.Stream(c.Seed, kindRun, n)}
 	var b strings.Builder
@@ -158,7 +171,8 @@ func (c Config) Content(n uint64) string {
 	return b.String()
 }
 
-// memoMeta makes memo id's first draws: its author, visibility, time and title; g continues with the body.
+// memoMeta makes memo id's first draws: its author, visibility, time and title;
+// g continues with the body.
 func (c Config) memoMeta(id int64) (Meta, datagen.Gen) {
 	if id < 1 || id > int64(c.Memos) {
 		panic(fmt.Sprintf("memo data: memo id %d out of range [1, %d]", id, c.Memos))
@@ -185,22 +199,25 @@ func (c Config) memoMeta(id int64) (Meta, datagen.Gen) {
 	return m, g
 }
 
-// Title returns the title of a memo's content as the manual defines it: its first line without the '#' and
-// spaces at its start and the spaces and tabs at its end.
+// Title returns the title of a memo's content as the manual defines it: its
+// first line without the '#' and spaces at its start and the spaces and tabs at
+// its end.
 func Title(content string) string {
 	line, _, _ := strings.Cut(content, "\n")
 	line = strings.TrimLeft(line, "# ")
 	return strings.TrimRight(line, " \t")
 }
 
-// header is the first line of the dump; EnsureSQL compares it to tell whether a dump is current.
+// header is the first line of the dump; EnsureSQL compares it to tell whether a
+// dump is current.
 func (c Config) header() string {
 	return fmt.Sprintf("-- tunecon memo initial data v%d seed=%d users=%d memos=%d", Version, c.Seed, c.Users, c.Memos)
 }
 
-// WriteSQL writes the whole initial data as SQL: the header line, then INSERT statements of at most
-// datagen.RowsPerInsert rows, each ending with ");\n" at the end of a line. No generated text holds a quote, a
-// backslash or a semicolon, so the values need no escaping and ";" ends statements only.
+// WriteSQL writes the whole initial data as SQL: the header line, then INSERT
+// statements of at most datagen.RowsPerInsert rows, each ending with ");\n" at
+// the end of a line. No generated text holds a quote, a backslash or a
+// semicolon, so the values need no escaping and ";" ends statements only.
 func (c Config) WriteSQL(w io.Writer) error {
 	if c.Users < 0 || c.Memos < 0 {
 		return errors.New("memo data: negative size")
@@ -244,8 +261,8 @@ func (c Config) WriteSQL(w io.Writer) error {
 	return sw.Close()
 }
 
-// EnsureSQL writes c's dump to path unless a file there already starts with the same header line (same version,
-// seed and size), and reports whether it wrote.
+// EnsureSQL writes c's dump to path unless a file there already starts with the
+// same header line (same version, seed and size), and reports whether it wrote.
 func EnsureSQL(path string, c Config) (bool, error) {
 	return datagen.Ensure(path, c.header(), c.WriteSQL)
 }
@@ -275,7 +292,8 @@ func draw(g datagen.Gen, chars string, n int) string {
 // gen adds the body's blocks to a memo's stream.
 type gen struct{ datagen.Gen }
 
-// block appends one Markdown block and a blank line after it, and returns how many characters it wrote.
+// block appends one Markdown block and a blank line after it, and returns how
+// many characters it wrote.
 func (g gen) block(b *strings.Builder) int {
 	start := b.Len()
 	switch k := g.Intn(10); {
@@ -319,7 +337,8 @@ func (g gen) block(b *strings.Builder) int {
 	return len([]rune(b.String()[start:]))
 }
 
-// paragraph appends one to three sentences on one line, Japanese or English, some with emphasis or code.
+// paragraph appends one to three sentences on one line, Japanese or English,
+// some with emphasis or code.
 func (g gen) paragraph(b *strings.Builder) {
 	for i := range 1 + g.Intn(3) {
 		if i > 0 {
@@ -360,9 +379,9 @@ func (g gen) phrase(b *strings.Builder, lo, hi int) {
 	}
 }
 
-// The vocabulary. No word may hold a quote, a backslash, a semicolon, a character HTML escapes (<, >, &) or one
-// Markdown gives a meaning to (*, _, `, #, [, ], +, !, |, ~) other than where the generator puts it; the tests
-// check.
+// The vocabulary. No word may hold a quote, a backslash, a semicolon, a
+// character HTML escapes (<, >, &) or one Markdown gives a meaning to (*, _, `,
+// #, [, ], +, !, |, ~) other than where the generator puts it; the tests check.
 var (
 	titleWords = strings.Fields(`
 		tuning index cache query latency profile benchmark server table join memo notes draft plan review

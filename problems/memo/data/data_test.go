@@ -16,7 +16,8 @@ import (
 // small is big enough for several INSERT statements of each table.
 var small = Config{Seed: 7, Users: 600, Memos: 1234}
 
-// forbidden are the characters no generated text may hold: they would need escaping in the dump.
+// forbidden are the characters no generated text may hold: they would need
+// escaping in the dump.
 const forbidden = ";\\'\r"
 
 func dump(t *testing.T, c Config) []byte {
@@ -70,9 +71,11 @@ func TestUsers(t *testing.T) {
 	}
 }
 
-// TestMemos checks every memo of small: times increase, the title is the manual's title of the content, the text
-// needs no escaping, its length is within the manual's bounds, and goldmark renders it with the title as its
-// first heading and no Markdown syntax left in its text (a generated word that Markdown misreads would show).
+// TestMemos checks every memo of small: times increase, the title is the
+// manual's title of the content, the text needs no escaping, its length is
+// within the manual's bounds, and goldmark renders it with the title as its
+// first heading and no Markdown syntax left in its text (a generated word that
+// Markdown misreads would show).
 func TestMemos(t *testing.T) {
 	var prev time.Time
 	private, prolific := 0, 0
@@ -125,7 +128,8 @@ func TestMemos(t *testing.T) {
 	}
 }
 
-// stripCode drops the code blocks and spans of rendered HTML, where Markdown's characters are text.
+// stripCode drops the code blocks and spans of rendered HTML, where Markdown's
+// characters are text.
 func stripCode(h string) string {
 	var b strings.Builder
 	for {
@@ -179,7 +183,8 @@ func TestEnsureSQL(t *testing.T) {
 	apptest.CheckEnsureSQL(t, EnsureSQL, Config.WriteSQL, c, other)
 }
 
-// ExampleConfig_User prints the name and password of the first two users, to sign in by hand.
+// ExampleConfig_User prints the name and password of the first two users, to
+// sign in by hand.
 func ExampleConfig_User() {
 	for id := int64(1); id <= 2; id++ {
 		u := Default().User(id)

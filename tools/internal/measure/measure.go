@@ -85,8 +85,9 @@ func (t *Tool) Fail(err error) {
 	os.Exit(1)
 }
 
-// HeldBack names what stopped the users from growing (the app, the scenario's cap, the benchmarker), as the run's
-// summary does, so that the ratio is read with its caveats.
+// HeldBack names what stopped the users from growing (the app, the scenario's
+// cap, the benchmarker), as the run's summary does, so that the ratio is read
+// with its caveats.
 func HeldBack(r *engine.Result) string {
 	var why []string
 	for _, reason := range slices.Sorted(maps.Keys(r.LimitedBy)) {
