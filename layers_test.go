@@ -1,6 +1,6 @@
-// Package tunecon_test holds the test that keeps the source tree's floors:
-// each package imports only from the floors below its own, or from its own
-// unit. CONTRIBUTING.md says why the floors are what they are.
+// Package tunecon_test holds the tests of the source tree's shape: its floors
+// (each package imports only from the floors below its own, or from its own
+// unit) and its functions' length. CONTRIBUTING.md says why.
 package tunecon_test
 
 import (
