@@ -64,11 +64,11 @@ func violation(code, format string, args ...any) error {
 func checkAnswer(svc *services.Services, it item, p data.Params, sent, received time.Time) error {
 	switch it.Service {
 	case data.Postal, data.Postal2:
-		return checkPostal(it, p)
+		return checkPostal(svc.Facts(), it, p)
 	case data.Surname, data.GivenName:
-		return checkNames(it, p)
+		return checkNames(svc.Facts(), it, p)
 	case data.Weather:
-		return checkWeather(it, p, sent, received)
+		return checkWeather(svc.Facts(), it, p, sent, received)
 	case data.Security:
 		return checkToken(svc, it, p, sent, received)
 	case data.Attacked:
@@ -96,13 +96,13 @@ func (it item) wrong(format string, args ...any) error {
 }
 
 // checkPostal checks a postal service's answer: the user's code and its
-// address.
-func checkPostal(it item, p data.Params) error {
+// address under this run's secret.
+func checkPostal(facts *services.Facts, it item, p data.Params) error {
 	var a services.PostalAnswer
 	if err := it.decode(&a); err != nil {
 		return err
 	}
-	want, _ := services.Address(p.Code)
+	want, _ := facts.Address(p.Code)
 	if a.Code != p.Code || a.Address != want {
 		return it.wrong("code %q address %q, want the user's code %q and its address %q", a.Code, a.Address, p.Code, want)
 	}
@@ -110,17 +110,17 @@ func checkPostal(it item, p data.Params) error {
 }
 
 // checkNames checks a names service's answer: the user's query and the
-// names it finds.
-func checkNames(it item, p data.Params) error {
+// names it finds under this run's secret.
+func checkNames(facts *services.Facts, it item, p data.Params) error {
 	var a services.NamesAnswer
 	if err := it.decode(&a); err != nil {
 		return err
 	}
-	list := services.Surnames()
+	search := facts.SearchSurnames
 	if it.Service == data.GivenName {
-		list = services.GivenNames()
+		search = facts.SearchGivenNames
 	}
-	want := services.SearchNames(list, p.Q)
+	want := search(p.Q)
 	if a.Query != p.Q || !slices.Equal(a.Names, want) {
 		return it.wrong("query %q with %d names, want the user's query %q with its %d names", a.Query, len(a.Names), p.Q, len(want))
 	}
@@ -128,21 +128,23 @@ func checkNames(it item, p data.Params) error {
 }
 
 // checkWeather checks the weather's answer: a forecast the service gave for
-// the user's location, fresh enough when /data was sent.
-func checkWeather(it item, p data.Params, sent, received time.Time) error {
+// the user's location under this run's secret, fresh enough when /data was
+// sent. A date after the answer came is named before the forecast is checked:
+// it is wrong whatever the forecast says.
+func checkWeather(facts *services.Facts, it item, p data.Params, sent, received time.Time) error {
 	var a services.WeatherAnswer
 	if err := it.decode(&a); err != nil {
 		return err
 	}
 	date := time.UnixMilli(a.Date)
-	forecast, temp := services.Forecast(p.Location, date)
+	forecast, temp := facts.Forecast(p.Location, date)
 	switch {
 	case a.Location != p.Location:
 		return it.wrong("location %q, want the user's %q", a.Location, p.Location)
-	case !services.WeatherPeriodAt(date).Equal(date) || a.Forecast != forecast || a.Temperature != temp:
-		return it.wrong("a forecast the service never gave (%s, %d at %s)", a.Forecast, a.Temperature, date.UTC().Format(time.RFC3339Nano))
 	case date.After(received):
 		return it.wrong("dated %s, after the answer came", date.UTC().Format(time.RFC3339Nano))
+	case !services.WeatherPeriodAt(date).Equal(date) || a.Forecast != forecast || a.Temperature != temp:
+		return it.wrong("a forecast the service never gave (%s, %d at %s)", a.Forecast, a.Temperature, date.UTC().Format(time.RFC3339Nano))
 	case sent.Sub(date) > weatherFreshness:
 		return it.wrong("the forecast of %s was %s old when /data was asked; at most %s", date.UTC().Format(time.RFC3339),
 			sent.Sub(date).Round(time.Millisecond), weatherFreshness)

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -26,9 +27,30 @@ func TestAnswersFromTheFuture(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { svc.Close() })
+	get := getter(t)
+	p := data.Params{Location: "L0001", Req: "r1", Token: strings.Repeat("0a", 16)}
+	for _, c := range []struct {
+		service, url, token, want string
+	}{
+		{data.Weather, svc.HTTP() + "/weather?location=" + p.Location, "", "after the answer came"},
+		{data.Security, svc.HTTPS() + "/tokens?req=" + url.QueryEscape(p.Req), p.Token, "a one-time token issued after the answer came"},
+		{data.Attacked, svc.HTTPS() + "/attacked", p.Token, "a list that began after the answer came"},
+	} {
+		now := time.Now()
+		err := checkAnswer(svc, item{Service: c.service, Data: get(c.url, c.token)}, p, now, now)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s from an hour ahead: %v, want %q", c.service, err, c.want)
+		}
+	}
+}
+
+// getter returns a function that GETs a service's URL, with the token if any,
+// and returns the body of its 200.
+func getter(t *testing.T) func(url, token string) []byte {
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, ForceAttemptHTTP2: true}
 	t.Cleanup(tr.CloseIdleConnections)
-	get := func(url, token string) []byte {
+	return func(url, token string) []byte {
+		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		if token != "" {
 			req.Header.Set("X-Security-Token", token)
@@ -44,18 +66,54 @@ func TestAnswersFromTheFuture(t *testing.T) {
 		}
 		return body
 	}
-	p := data.Params{Location: "L0001", Req: "r1", Token: strings.Repeat("0a", 16)}
+}
+
+// TestAnswersFromThePublicCode: the services' own answers pass; answers made
+// up from the services package's code, with a secret guessed (none, zeros),
+// are refused, for each service whose answers are drawn from the secret. The
+// services' secret and clock are fixed, so that no made-up forecast (one of
+// 276) matches by chance on some runs.
+func TestAnswersFromThePublicCode(t *testing.T) {
+	t.Parallel()
+	period := time.UnixMilli(1764000000000) // a weather period's start
+	now := period.Add(time.Second)
+	svc, err := services.Start(context.Background(), services.Config{Seed: 1, Secret: []byte("checks test secret"),
+		Now: func() time.Time { return now }, Latency: 0.01})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { svc.Close() })
+	get := getter(t)
+	p := data.Params{Code: "1234567", Q: "ka", Location: "L0042"}
 	for _, c := range []struct {
-		service, url, token, want string
+		service, url string
+		made         func(f *services.Facts) any
+		want         string
 	}{
-		{data.Weather, svc.HTTP() + "/weather?location=" + p.Location, "", "after the answer came"},
-		{data.Security, svc.HTTPS() + "/tokens?req=" + url.QueryEscape(p.Req), p.Token, "a one-time token issued after the answer came"},
-		{data.Attacked, svc.HTTPS() + "/attacked", p.Token, "a list that began after the answer came"},
+		{data.Postal, svc.HTTP() + "/postal/" + p.Code, func(f *services.Facts) any {
+			address, _ := f.Address(p.Code)
+			return services.PostalAnswer{Code: p.Code, Address: address}
+		}, "postal: code"},
+		{data.Surname, svc.HTTP() + "/surname?q=" + p.Q, func(f *services.Facts) any {
+			return services.NamesAnswer{Query: p.Q, Names: f.SearchSurnames(p.Q)}
+		}, "surname: query"},
+		{data.GivenName, svc.HTTP() + "/givenname?q=" + p.Q, func(f *services.Facts) any {
+			return services.NamesAnswer{Query: p.Q, Names: f.SearchGivenNames(p.Q)}
+		}, "givenname: query"},
+		{data.Weather, svc.HTTP() + "/weather?location=" + p.Location, func(f *services.Facts) any {
+			forecast, temp := f.Forecast(p.Location, period)
+			return services.WeatherAnswer{Location: p.Location, Date: period.UnixMilli(), Forecast: forecast, Temperature: temp}
+		}, "weather: a forecast the service never gave"},
 	} {
-		now := time.Now()
-		err := checkAnswer(svc, item{Service: c.service, Data: get(c.url, c.token)}, p, now, now)
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s from an hour ahead: %v, want %q", c.service, err, c.want)
+		if err := checkAnswer(svc, item{Service: c.service, Data: get(c.url, "")}, p, now, now); err != nil {
+			t.Errorf("%s: the service's own answer: %v", c.service, err)
+		}
+		for _, guess := range [][]byte{nil, make([]byte, 32)} {
+			made, _ := json.Marshal(c.made(services.NewFacts(guess)))
+			err := checkAnswer(svc, item{Service: c.service, Data: made}, p, now, now)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s made up with the secret %q: %v, want %q", c.service, guess, err, c.want)
+			}
 		}
 	}
 }

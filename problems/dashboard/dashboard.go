@@ -37,7 +37,8 @@ var Problem = kit.Problem{
 
 // serveServices starts the external services for an app served by hand
 // (`tunecon serve dashboard`): the app calls them until a benchmark's POST
-// /initialize names others.
+// /initialize names others. They draw a secret of their own at each start, as
+// a benchmark's do, so their answers change from one start to the next.
 func serveServices(ctx context.Context) (env []string, stop func() error, err error) {
 	svc, err := services.Start(ctx, services.Config{})
 	if err != nil {

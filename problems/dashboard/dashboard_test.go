@@ -5,8 +5,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"go/version"
 	"net/http"
 	"os"
+	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -32,11 +35,44 @@ func TestManifest(t *testing.T) {
 	apptest.CheckManifest(t, dashboard.StaticManifest(), "webapp/public", "/static")
 }
 
-// patched benchmarks the Go app with its source changed.
-func patched(t *testing.T, load time.Duration, replacements ...[2]string) *engine.Result {
+// patched benchmarks the Go app with its source changed; with workspace, the
+// changed app may import this repository's packages (see writeWorkspace).
+func patched(t *testing.T, load time.Duration, workspace bool, replacements ...[2]string) *engine.Result {
 	t.Helper()
-	app := apps.Start(t, "go", kit.StoreSQLite, apptest.Patched(t, "webapp/go", replacements...))
+	dir := apptest.Patched(t, "webapp/go", replacements...)
+	if workspace {
+		writeWorkspace(t, dir)
+	}
+	app := apps.Start(t, "go", kit.StoreSQLite, dir)
 	return apptest.Bench(t, dashboard.Problem, app, load)
+}
+
+// writeWorkspace writes a go.work beside the Go app's copy in dir that builds
+// it with this repository's module, as a contestant would build against a
+// clone of it. A workspace rather than a replace directive in the app's
+// go.mod: that go.mod would have to list every module the repository's
+// packages need. The go.work's go version is the higher of the two modules'.
+func writeWorkspace(t *testing.T, dir string) {
+	t.Helper()
+	goLine := regexp.MustCompile(`(?m)^go (\S+)$`)
+	v := ""
+	for _, mod := range []string{filepath.Join(apps.Root, "go.mod"), filepath.Join(dir, "go.mod")} {
+		b, err := os.ReadFile(mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := goLine.FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s has no go directive", mod)
+		}
+		if v == "" || version.Compare("go"+string(m[1]), "go"+v) > 0 {
+			v = string(m[1])
+		}
+	}
+	work := fmt.Sprintf("go %s\n\nuse (\n\t.\n\t%q\n)\n", v, apps.Root)
+	if err := os.WriteFile(filepath.Join(dir, "go.work"), []byte(work), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // proxied benchmarks the Go app behind a proxy that adds one defect.
@@ -77,6 +113,23 @@ func callService(ctx context.Context, service string, p map[string]string, httpB
 func callServiceNow(ctx context.Context, service string, p map[string]string, httpBase, httpsBase string) (json.RawMessage, error) {`,
 				services, key, int64(ttl))},
 	}
+}
+
+// fabricatedPostal patches the Go app to make up the answers of postal and
+// postal2 instead of asking the service: from the services package's public
+// code (it builds in a workspace with this repository), with a secret it
+// guesses, since the run's never leaves the benchmarker. Before each run drew
+// a secret, the facts were the same in every run, and this app passed.
+var fabricatedPostal = [][2]string{
+	{"\t\"github.com/mattn/go-sqlite3\"\n", "\t\"github.com/mattn/go-sqlite3\"\n\t\"github.com/tunecon/tunecon/problems/dashboard/services\"\n"},
+	{`func callService(ctx context.Context, service string, p map[string]string, httpBase, httpsBase string) (json.RawMessage, error) {`,
+		`var guessed = services.NewFacts(make([]byte, 32))
+
+func callService(ctx context.Context, service string, p map[string]string, httpBase, httpsBase string) (json.RawMessage, error) {
+	if service == "postal" || service == "postal2" {
+		address, _ := guessed.Address(p["code"])
+		return json.Marshal(services.PostalAnswer{Code: p["code"], Address: address})
+	}`},
 }
 
 // sharedData patches the Go app to answer /data from one cache for everyone, a
@@ -158,11 +211,12 @@ func TestEachDefectFails(t *testing.T) {
 		t.Skip("starts the apps")
 	}
 	for _, c := range []struct {
-		name  string
-		patch [][2]string
-		load  time.Duration
-		proxy *apptest.Proxy
-		want  string
+		name      string
+		patch     [][2]string
+		workspace bool // the patch imports this repository's packages
+		load      time.Duration
+		proxy     *apptest.Proxy
+		want      string
 	}{
 		{name: "the weather cached 5 s", patch: cached([]string{"weather"}, `p["location"]`, 5*time.Second), load: 15 * time.Second,
 			want: `weather: the forecast of .* old when /data was asked`},
@@ -174,6 +228,8 @@ func TestEachDefectFails(t *testing.T) {
 			want: `postal: code .* want the user's code`},
 		{name: "every answer cached for good", patch: cached([]string{"postal", "postal2", "surname", "givenname", "weather", "security", "attacked"}, `fmt.Sprint(p)`, time.Hour),
 			load: 15 * time.Second, want: `weather: the forecast of .* old|one-time token .* old|list replaced`},
+		{name: "postal answers made up from the public code", patch: fabricatedPostal, workspace: true,
+			want: `postal2?: code "\d{7}" address .*, want the user's code "\d{7}" and its address`},
 		{name: "/data from a cache shared by all users", patch: sharedData, want: `answered for|want the user's|another token|expected status 403, got 200`},
 		{name: "tokens cached 30 s for each user", patch: cached([]string{"security"}, `p["req"] + p["token"]`, 30*time.Second),
 			want: `security: a one-time token .* old when /data was asked`},
@@ -260,11 +316,9 @@ func TestEachDefectFails(t *testing.T) {
 		}}, want: `/data is not a JSON array`},
 		{name: "another location's forecast", proxy: dataField("weather", func(d map[string]any) { d["location"] = "L9999" }),
 			want: `weather: location "L9999", want the user's`},
-		{name: "the next period's forecast, foretold", proxy: dataField("weather", func(d map[string]any) {
-			loc, _ := d["location"].(string)
+		{name: "a forecast dated in the next period", proxy: dataField("weather", func(d map[string]any) {
 			next := time.UnixMilli(int64(d["date"].(float64))).Add(services.WeatherPeriod)
 			d["date"] = next.UnixMilli()
-			d["forecast"], d["temperature"] = services.Forecast(loc, next)
 		}), want: `weather: dated .*, after the answer came`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
@@ -274,7 +328,7 @@ func TestEachDefectFails(t *testing.T) {
 			if c.proxy != nil {
 				res = proxied(t, c.proxy)
 			} else {
-				res = patched(t, cmp.Or(c.load, 5*time.Second), c.patch...)
+				res = patched(t, cmp.Or(c.load, 5*time.Second), c.workspace, c.patch...)
 			}
 			apptest.ExpectFail(t, res, c.want)
 		})

@@ -1,32 +1,86 @@
 package services
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/sha256"
+	"encoding/binary"
 	"hash/fnv"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tunecon/tunecon/kit/datagen"
 )
 
-// The answers of postal, surname, givenname and weather are pure functions of
-// their parameters (and, for weather, of the period), so that the benchmarker
-// checks what the app relays without asking the services again. Everything here
-// comes from fixed seeds: the same on every machine, every run and every
-// Config.
+// Facts are the answers of postal, surname, givenname and weather under one
+// secret: pure functions of their parameters (and, for weather, of the period)
+// and of the secret, so that the benchmarker checks what the app relays without
+// asking the services again. The code is public, the secret is not: it never
+// leaves the benchmarker's process and changes from run to run, so that no app
+// can compute an answer instead of asking the services for it. The same secret
+// gives the same answers on every machine.
+//
+// Every draw comes from a pseudo-random function of the secret: AES-256, keyed
+// by a hash of the secret, of a block that names what is drawn (a stream kind
+// and a number). Knowing some answers tells nothing of the others, but for
+// what they share by design (codes that share their first digits share the
+// start of their address): not the next period's forecast, nor the address of
+// a code never asked for.
+//
+// A Facts is never modified after NewFacts: it is safe for concurrent use.
+type Facts struct {
+	prf                  cipher.Block
+	surnames, givenNames []string // sorted, unique
+}
 
-// Fixed seeds and stream kinds of the generated facts. Changing one changes
-// every answer.
+// The stream kinds of the facts, the first half of every block drawn. Changing
+// one changes every answer of its kind.
 const (
-	factSeed      = 0x64617368626f6172 // "dashboar"
-	kindSurname   = 1
-	kindGivenName = 2
-	kindCity      = 3
-	kindDistrict  = 4
-	kindBlock     = 5
+	kindSurname    = 1
+	kindGivenName  = 2
+	kindCity       = 3
+	kindDistrict   = 4
+	kindBlock      = 5
+	kindPrefecture = 6
+	kindWeather    = 7
 )
+
+// tagFacts keeps the facts' key apart from the secret's other use, the
+// signatures of security.go.
+const tagFacts = "facts|"
+
+// NewFacts returns the facts under secret, any number of bytes (Start draws
+// 32 from crypto/rand for each run). It builds the name lists: about 2 ms.
+func NewFacts(secret []byte) *Facts {
+	key := sha256.Sum256(append([]byte(tagFacts), secret...))
+	prf, err := aes.NewCipher(key[:])
+	if err != nil {
+		panic(err) // cannot fail: AES takes any 32-byte key
+	}
+	f := &Facts{prf: prf}
+	f.surnames = f.makeNames(kindSurname, surnameEndings)
+	f.givenNames = f.makeNames(kindGivenName, givenNameEndings)
+	return f
+}
+
+// draw returns the pseudo-random function of (kind, n) under the secret, as two
+// words.
+func (f *Facts) draw(kind, n uint64) (uint64, uint64) {
+	var b [aes.BlockSize]byte
+	binary.BigEndian.PutUint64(b[:8], kind)
+	binary.BigEndian.PutUint64(b[8:], n)
+	f.prf.Encrypt(b[:], b[:])
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+}
+
+// stream returns the stream of item n of kind: a datagen stream whose seed and
+// id are both drawn, so that the whole state of its generator is secret.
+func (f *Facts) stream(kind, n uint64) datagen.Gen {
+	seed, id := f.draw(kind, n)
+	return datagen.Stream(seed, kind, id)
+}
 
 // prefectures are the 47 prefectures of Japan, romanized, in their usual order
 // (north to south).
@@ -54,20 +108,21 @@ var (
 // Address returns the address of a postal code of 7 digits, and false for
 // anything else. Codes that share their first 2 digits share a prefecture,
 // their first 3 a city, their first 5 a district, as real ones roughly do.
-func Address(code string) (string, bool) {
+func (f *Facts) Address(code string) (string, bool) {
 	if !consistsOf(code, 7, 7, digits) {
 		return "", false
 	}
 	n := func(k int) uint64 { v, _ := strconv.ParseUint(code[:k], 10, 64); return v }
-	pref := prefectures[datagen.Mix(factSeed^n(2))%uint64(len(prefectures))]
+	p, _ := f.draw(kindPrefecture, n(2))
+	pref := prefectures[p%uint64(len(prefectures))]
 
-	g := datagen.Stream(factSeed, kindCity, n(3))
+	g := f.stream(kindCity, n(3))
 	city := capitalize(placeName(g, 2+g.Intn(2))) + g.Pick(citySuffixes)
 
-	g = datagen.Stream(factSeed, kindDistrict, n(5))
+	g = f.stream(kindDistrict, n(5))
 	district := capitalize(placeName(g, 2) + g.Pick(districtSuffixes))
 
-	g = datagen.Stream(factSeed, kindBlock, n(7))
+	g = f.stream(kindBlock, n(7))
 	return pref + ", " + city + ", " + district + " " + strconv.Itoa(1+g.Intn(9)) + "-" + strconv.Itoa(1+g.Intn(30)), true
 }
 
@@ -110,25 +165,26 @@ var (
 	givenNameEndings = []string{"", "", "ko", "mi", "ka", "ro", "ta", "ki", "ya", "na", "to", "suke", "ji", "n", "e"}
 )
 
-// The name lists, built on first use. They are never modified after: the
-// exported functions hand out copies.
-var (
-	surnames   = sync.OnceValue(func() []string { return makeNames(kindSurname, surnameEndings) })
-	givenNames = sync.OnceValue(func() []string { return makeNames(kindGivenName, givenNameEndings) })
-)
-
 // Surnames returns every surname the surname service knows, sorted, each unique
-// and of letters a-z.
-func Surnames() []string { return slices.Clone(surnames()) }
+// and of letters a-z: a copy.
+func (f *Facts) Surnames() []string { return slices.Clone(f.surnames) }
 
 // GivenNames returns every given name the givenname service knows, sorted, each
-// unique and of letters a-z.
-func GivenNames() []string { return slices.Clone(givenNames()) }
+// unique and of letters a-z: a copy.
+func (f *Facts) GivenNames() []string { return slices.Clone(f.givenNames) }
+
+// SearchSurnames returns the surname service's answer for prefix:
+// SearchNames of Surnames.
+func (f *Facts) SearchSurnames(prefix string) []string { return SearchNames(f.surnames, prefix) }
+
+// SearchGivenNames returns the givenname service's answer for prefix:
+// SearchNames of GivenNames.
+func (f *Facts) SearchGivenNames(prefix string) []string { return SearchNames(f.givenNames, prefix) }
 
 // makeNames draws namesPerList distinct names of two or three syllables and one
 // of endings.
-func makeNames(kind uint64, endings []string) []string {
-	g := datagen.Stream(factSeed, kind, 0)
+func (f *Facts) makeNames(kind uint64, endings []string) []string {
+	g := f.stream(kind, 0)
 	syllable := func() string {
 		if g.Intn(10) < 7 {
 			return g.Pick(commonSyllables)
@@ -187,11 +243,12 @@ const (
 )
 
 // Forecast returns the forecast of location for the weather period that holds
-// period (normally a period's start): a hash of the location and the period.
-func Forecast(location string, period time.Time) (forecast string, temperature int) {
+// period (normally a period's start): a draw of a hash of the location and the
+// period.
+func (f *Facts) Forecast(location string, period time.Time) (forecast string, temperature int) {
 	h := fnv.New64a()
 	h.Write([]byte(location))
-	x := datagen.Mix(h.Sum64() ^ datagen.Mix(uint64(WeatherPeriodAt(period).UnixMilli())))
+	x, _ := f.draw(kindWeather, h.Sum64()^datagen.Mix(uint64(WeatherPeriodAt(period).UnixMilli())))
 	return forecasts[x%uint64(len(forecasts))], minTemperature + int((x>>32)%(maxTemperature-minTemperature+1))
 }
 

@@ -53,8 +53,8 @@ func (s *Services) plainRoutes() http.Handler {
 	mux.HandleFunc("GET /postal", func(w http.ResponseWriter, r *http.Request) {
 		s.postal(w, r, svcPostal2, r.URL.Query().Get("code"))
 	})
-	mux.HandleFunc("GET /surname", func(w http.ResponseWriter, r *http.Request) { s.names(w, r, svcSurname, surnames()) })
-	mux.HandleFunc("GET /givenname", func(w http.ResponseWriter, r *http.Request) { s.names(w, r, svcGivenName, givenNames()) })
+	mux.HandleFunc("GET /surname", func(w http.ResponseWriter, r *http.Request) { s.names(w, r, svcSurname, s.facts.surnames) })
+	mux.HandleFunc("GET /givenname", func(w http.ResponseWriter, r *http.Request) { s.names(w, r, svcGivenName, s.facts.givenNames) })
 	mux.HandleFunc("GET /weather", s.weather)
 	mux.HandleFunc("/", s.notFound) // and any method but GET and HEAD
 	return mux
@@ -99,7 +99,7 @@ func (s *Services) wait(r *http.Request, latency time.Duration) {
 
 func (s *Services) postal(w http.ResponseWriter, r *http.Request, service int, code string) {
 	s.stats.requests[service].Add(1)
-	address, ok := Address(code)
+	address, ok := s.facts.Address(code)
 	if !ok {
 		s.badRequest(w, "code must be 7 digits")
 		return
@@ -133,7 +133,7 @@ func (s *Services) weather(w http.ResponseWriter, r *http.Request) {
 	s.wait(r, weatherLatency)
 	// As of when it is sent, not when it was asked for.
 	period := WeatherPeriodAt(s.now())
-	forecast, temperature := Forecast(location, period)
+	forecast, temperature := s.facts.Forecast(location, period)
 	w.Header().Set("Last-Modified", httpDate(period))
 	writeJSON(w, WeatherAnswer{Location: location, Date: period.UnixMilli(), Forecast: forecast, Temperature: temperature})
 }

@@ -4,10 +4,13 @@
 // security and attacked on an HTTPS listener that offers HTTP/2 and HTTP/1.1.
 //
 // The services are slow on purpose and hold any number of requests: every
-// latency is a timer wait, never work. Every answer is also a pure function
-// that the benchmarker calls to check what the app relays: Address,
-// SearchNames, Forecast, and, for the answers signed with the Services' secret,
-// CheckOnetime, AttackedAt and AttackedKeys.
+// latency is a timer wait, never work. Every answer is also a pure function, of
+// its parameters and of the Services' secret, that the benchmarker calls to
+// check what the app relays: the Facts' Address, SearchSurnames,
+// SearchGivenNames and Forecast, and, for the answers signed with the secret,
+// CheckOnetime, AttackedAt and AttackedKeys. The secret is drawn for each run
+// and never leaves the process, so that no app can compute an answer from this
+// package's public code instead of asking the services.
 package services
 
 import (
@@ -26,6 +29,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,6 +41,11 @@ import (
 type Config struct {
 	// Seed drives the attacked list's schedule.
 	Seed uint64
+	// Secret is the secret the answers are drawn from (see Facts) and signed
+	// with: when empty, Start draws 32 bytes from crypto/rand, a secret of the
+	// Services alone, which no seed reproduces. Tests that need the same
+	// answers twice pass one.
+	Secret []byte
 	// Now is the clock (time.Now when nil). Weather periods, the attacked
 	// list's versions, Last-Modified dates and the onetime tokens' issue times
 	// all follow it; the latencies are real time.
@@ -70,7 +79,8 @@ const readHeaderTimeout = 10 * time.Second
 type Services struct {
 	now      func() time.Time
 	scale    float64
-	secret   []byte // signs onetime tokens and attacked keys; never leaves the process
+	secret   []byte // draws the facts, signs onetime tokens and attacked keys; never leaves the process
+	facts    *Facts // drawn from the secret
 	schedule *schedule
 
 	servers  [2]*http.Server // plain, then TLS
@@ -91,16 +101,20 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 	if cfg.Latency < 0 || math.IsNaN(cfg.Latency) || math.IsInf(cfg.Latency, 0) {
 		return nil, fmt.Errorf("dashboard services: bad latency scale %v", cfg.Latency)
 	}
-	s := &Services{now: cfg.Now, scale: cfg.Latency, secret: make([]byte, 32)}
+	s := &Services{now: cfg.Now, scale: cfg.Latency, secret: slices.Clone(cfg.Secret)}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	if s.scale == 0 {
 		s.scale = 1
 	}
-	if _, err := rand.Read(s.secret); err != nil {
-		return nil, fmt.Errorf("dashboard services: secret: %w", err)
+	if len(s.secret) == 0 {
+		s.secret = make([]byte, secretLen)
+		if _, err := rand.Read(s.secret); err != nil {
+			return nil, fmt.Errorf("dashboard services: secret: %w", err)
+		}
 	}
+	s.facts = NewFacts(s.secret)
 	started := s.now()
 	s.schedule = newSchedule(cfg.Seed, time.Unix(started.Unix(), 0))
 	cert, err := selfSigned(started)
@@ -153,6 +167,13 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 	go engine.Part(ctx, Part, func(context.Context) { defer s.serving.Done(); secure.ServeTLS(lns[1], "", "") })
 	return s, nil
 }
+
+// secretLen is how many bytes of crypto/rand a secret drawn by Start has.
+const secretLen = 32
+
+// Facts returns the answers of postal, surname, givenname and weather under the
+// Services' secret.
+func (s *Services) Facts() *Facts { return s.facts }
 
 // Part is the name under which the services' CPU is reported (engine.Part).
 const Part = "the external services"

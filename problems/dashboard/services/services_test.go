@@ -2,15 +2,19 @@ package services_test
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunecon/tunecon/problems/dashboard/data"
 	"github.com/tunecon/tunecon/problems/dashboard/services"
 )
 
@@ -122,15 +127,19 @@ const (
 	token2 = "fedcba9876543210fedcba9876543210"
 )
 
+// secret is the tests' fixed secret, for answers known in advance.
+var secret = []byte("the dashboard services' test secret")
+
 // TestAnswers: every service answers what the pure functions say.
 func TestAnswers(t *testing.T) {
 	clk := newClock(t0.Add(1500 * time.Millisecond))
-	s := start(t, services.Config{Seed: 7, Now: clk.now, Latency: 0.01})
+	s := start(t, services.Config{Seed: 7, Secret: secret, Now: clk.now, Latency: 0.01})
 	plain, h2 := plainClient(t), h2Client(t)
+	facts := services.NewFacts(secret)
 
 	for _, path := range []string{"/postal/1234567", "/postal?code=1234567"} {
 		got := decode[services.PostalAnswer](t, mustGet(t, plain, 200, s.HTTP()+path))
-		want, _ := services.Address("1234567")
+		want, _ := facts.Address("1234567")
 		if got != (services.PostalAnswer{Code: "1234567", Address: want}) {
 			t.Errorf("%s: %+v, want address %q", path, got, want)
 		}
@@ -139,7 +148,7 @@ func TestAnswers(t *testing.T) {
 	for _, c := range []struct {
 		path  string
 		names []string
-	}{{"/surname", services.Surnames()}, {"/givenname", services.GivenNames()}} {
+	}{{"/surname", facts.Surnames()}, {"/givenname", facts.GivenNames()}} {
 		for _, q := range []string{"ka", "shimo", "zzz"} {
 			got := decode[services.NamesAnswer](t, mustGet(t, plain, 200, s.HTTP()+c.path+"?q="+q))
 			if want := services.SearchNames(c.names, q); got.Query != q || !slices.Equal(got.Names, want) || got.Names == nil {
@@ -150,7 +159,7 @@ func TestAnswers(t *testing.T) {
 
 	a := mustGet(t, plain, 200, s.HTTP()+"/weather?location=L0042")
 	w := decode[services.WeatherAnswer](t, a)
-	forecast, temperature := services.Forecast("L0042", t0)
+	forecast, temperature := facts.Forecast("L0042", t0)
 	if w != (services.WeatherAnswer{Location: "L0042", Date: t0.UnixMilli(), Forecast: forecast, Temperature: temperature}) {
 		t.Errorf("weather %+v, want %s %d at %d", w, forecast, temperature, t0.UnixMilli())
 	}
@@ -394,12 +403,12 @@ func TestWeatherPeriods(t *testing.T) {
 		clk.add(2 * time.Second) // still in the period
 		second := ask("L0007")
 		clk.add(time.Second) // the next one
-		forecast, temperature := services.Forecast("L0007", period)
+		forecast, temperature := s.Facts().Forecast("L0007", period)
 		want := services.WeatherAnswer{Location: "L0007", Date: period.UnixMilli(), Forecast: forecast, Temperature: temperature}
 		if first != want || second != want {
 			t.Fatalf("step %d: %+v then %+v, want %+v", step, first, second, want)
 		}
-		if next, _ := services.Forecast("L0007", period.Add(services.WeatherPeriod)); next != forecast {
+		if next, _ := s.Facts().Forecast("L0007", period.Add(services.WeatherPeriod)); next != forecast {
 			changed++
 		}
 	}
@@ -522,21 +531,22 @@ func TestAttackedSchedule(t *testing.T) {
 	}
 }
 
-// TestFacts: the lists and the addresses never change, and SearchNames finds at
-// most 30 sorted names.
+// TestFacts: under a fixed secret, the lists and the addresses are known in
+// advance; SearchNames finds at most 30 sorted names.
 func TestFacts(t *testing.T) {
+	facts := services.NewFacts(secret)
 	for code, want := range map[string]string{
-		"1000001": "Aomori, Matsusawa-shi, Akita 8-11",
-		"1000101": "Aomori, Matsusawa-shi, Minamikurodai 2-14",
-		"1234567": "Akita, Kuda-mura, Tanogaoka 6-23",
-		"9999999": "Ishikawa, Yoshinaoka-machi, Tsuiwacho 3-1",
+		"1000001": "Nara, Sawashima-shi, Kihashi 3-2",
+		"1000101": "Nara, Sawashima-shi, Dachigaoka 1-7",
+		"1234567": "Miyazaki, Tsutakeishi-shi, Gaasagaoka 9-21",
+		"9999999": "Osaka, Tose-shi, Shirohashidai 7-4",
 	} {
-		if got, ok := services.Address(code); !ok || got != want {
+		if got, ok := facts.Address(code); !ok || got != want {
 			t.Errorf("Address(%s) = %q, %v; want %q", code, got, ok, want)
 		}
 	}
 	for _, code := range []string{"", "123456", "12345678", "123456a", "１２３４５６７"} {
-		if got, ok := services.Address(code); ok {
+		if got, ok := facts.Address(code); ok {
 			t.Errorf("Address(%q) = %q, true", code, got)
 		}
 	}
@@ -547,25 +557,20 @@ func TestFacts(t *testing.T) {
 		first string
 		sum   string
 	}{
-		{"Surnames", services.Surnames(), "aano", "cced7d4b8255062002ae646adc716b745261c253136e03902f2220bfb0eed427"},
-		{"GivenNames", services.GivenNames(), "abehaka", "b749baa7ce6cdfdddf099b792e85e39581af684e8b1630ff6e4f86d8cd479519"},
+		{"Surnames", facts.Surnames(), "abehara", "53ab958919b69bdb35a384380b3d5d1be2cb9829622e35ca28d8bfe3d23fc39c"},
+		{"GivenNames", facts.GivenNames(), "abaka", "10f1775ddf6feeb92a32e603f0f40616cf0317564ce54f0e99c5c3b3d2abc360"},
 	} {
 		if len(c.list) != 3000 || c.list[0] != c.first || hexSum(strings.Join(c.list, "\n")) != c.sum {
 			t.Errorf("%s changed: %d names from %q, sha256 %s", c.name, len(c.list), c.list[0], hexSum(strings.Join(c.list, "\n")))
 		}
-		for i, name := range c.list {
-			if i > 0 && name <= c.list[i-1] || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz") != "" || name == "" {
-				t.Fatalf("%s[%d] = %q after %q", c.name, i, name, c.list[max(i-1, 0)])
-			}
-		}
 		c.list[0] = "mutated"
 	}
-	if services.Surnames()[0] != "aano" {
+	if facts.Surnames()[0] == "mutated" {
 		t.Error("Surnames hands out its own list")
 	}
 
-	names := services.Surnames()
-	for _, q := range []string{"a", "ka", "shi", "kaki", "roni", "zz", "abamida", "abamidax"} {
+	names := facts.Surnames()
+	for _, q := range []string{"a", "ka", "shi", "kaki", "roni", "zz", names[1000], names[1000] + "x"} {
 		got := services.SearchNames(names, q)
 		var want []string
 		for _, n := range names {
@@ -573,12 +578,140 @@ func TestFacts(t *testing.T) {
 				want = append(want, n)
 			}
 		}
-		if !slices.Equal(got, want) || got == nil {
+		if !slices.Equal(got, want) || got == nil || !slices.Equal(facts.SearchSurnames(q), want) {
 			t.Errorf("SearchNames(%q) = %q, want %q", q, got, want)
 		}
 	}
 	if n := len(services.SearchNames(names, "ka")); n != services.MaxNames {
 		t.Errorf("%d names for ka, want %d", n, services.MaxNames)
+	}
+	if got, want := facts.SearchGivenNames("ka"), services.SearchNames(facts.GivenNames(), "ka"); !slices.Equal(got, want) {
+		t.Errorf("SearchGivenNames(ka) = %q, want %q", got, want)
+	}
+}
+
+// TestFactsOfAnySecret: whatever the secret, the answers have the manual's
+// shapes, and most of the prefixes the benchmarker's users ask for (drawn as
+// the data package draws them) find names.
+func TestFactsOfAnySecret(t *testing.T) {
+	secrets := [][]byte{nil, make([]byte, 32), secret}
+	for range 3 {
+		secrets = append(secrets, []byte(rand.Text()))
+	}
+	address := regexp.MustCompile(`^[A-Z][a-z]+, [A-Z][a-z]+-(shi|machi|cho|mura), [A-Z][a-z]+ [1-9]-([1-9]|[12][0-9]|30)$`)
+	forecast := regexp.MustCompile(`^(sunny|cloudy|rain|snow|storm|fog)$`)
+	for _, sec := range secrets {
+		facts := services.NewFacts(sec)
+		for _, c := range []struct {
+			service string
+			list    []string
+			search  func(string) []string
+		}{{data.Surname, facts.Surnames(), facts.SearchSurnames}, {data.GivenName, facts.GivenNames(), facts.SearchGivenNames}} {
+			if len(c.list) != 3000 {
+				t.Errorf("secret %q: %d %s names", sec, len(c.list), c.service)
+			}
+			for i, name := range c.list {
+				if i > 0 && name <= c.list[i-1] || strings.Trim(name, "abcdefghijklmnopqrstuvwxyz") != "" || name == "" {
+					t.Fatalf("secret %q: %s[%d] = %q after %q", sec, c.service, i, name, c.list[max(i-1, 0)])
+				}
+			}
+			r := mrand.New(mrand.NewPCG(1, 2))
+			const asked = 2000
+			found, full := 0, 0
+			for range asked {
+				switch n := len(c.search(data.NewParams(r.IntN, c.service).Q)); {
+				case n == services.MaxNames:
+					full++
+					fallthrough
+				case n > 0:
+					found++
+				}
+			}
+			if found < asked*80/100 || full < asked*40/100 {
+				t.Errorf("secret %q: %d of %d %s prefixes find names, %d find %d; want 80%% and 40%%", sec, found, asked,
+					c.service, full, services.MaxNames)
+			}
+		}
+
+		distinct := map[string]bool{}
+		for i := range 200 {
+			code := fmt.Sprintf("%07d", 1000000+i*44711%9000000)
+			got, ok := facts.Address(code)
+			if !ok || !address.MatchString(got) {
+				t.Fatalf("secret %q: Address(%s) = %q, %v", sec, code, got, ok)
+			}
+			// Codes that share their first digits share the address's start.
+			sibling, _ := facts.Address(code[:5] + "00")
+			parts, sparts := strings.SplitN(got, ", ", 3), strings.SplitN(sibling, ", ", 3)
+			if parts[0] != sparts[0] || parts[1] != sparts[1] || strings.Fields(parts[2])[0] != strings.Fields(sparts[2])[0] {
+				t.Fatalf("secret %q: %s is %q but %s00 %q", sec, code, got, code[:5], sibling)
+			}
+			distinct[got] = true
+		}
+		if len(distinct) < 190 {
+			t.Errorf("secret %q: %d distinct addresses of 200 codes", sec, len(distinct))
+		}
+
+		changed := 0
+		for step := range 20 {
+			period := t0.Add(time.Duration(step) * services.WeatherPeriod)
+			f, temp := facts.Forecast("L0042", period)
+			if !forecast.MatchString(f) || temp < -10 || temp > 35 {
+				t.Fatalf("secret %q: Forecast(L0042, %v) = %s, %d", sec, period, f, temp)
+			}
+			if next, _ := facts.Forecast("L0042", period.Add(services.WeatherPeriod)); next != f {
+				changed++
+			}
+		}
+		if changed == 0 {
+			t.Errorf("secret %q: the forecast never changed in 20 periods", sec)
+		}
+	}
+}
+
+// TestSecret: the answers depend on the secret, which Start draws anew each
+// time when the Config has none, whatever the seed; the same secret gives the
+// same answers. So an answer made from this package's code with a guessed
+// secret (none, or zeros) is not the services'.
+func TestSecret(t *testing.T) {
+	answers := func(f *services.Facts) string {
+		a, _ := f.Address("1234567")
+		w, temp := f.Forecast("L0042", t0)
+		return fmt.Sprint(a, f.SearchSurnames("ka"), f.SearchGivenNames("mi"), w, temp)
+	}
+	cfg := services.Config{Seed: 1, Latency: 0.01}
+	drawn := []string{answers(start(t, cfg).Facts()), answers(start(t, cfg).Facts())}
+	for _, guess := range [][]byte{nil, make([]byte, 32), []byte("1")} {
+		drawn = append(drawn, answers(services.NewFacts(guess)))
+	}
+	for i := range drawn {
+		for j := range i {
+			if drawn[i] == drawn[j] {
+				t.Errorf("two secrets, the same answers: %s", drawn[i])
+			}
+		}
+	}
+
+	cfg.Secret = slices.Clone(secret)
+	s := start(t, cfg)
+	cfg.Secret[0]++ // Start keeps a copy
+	if got, want := answers(s.Facts()), answers(services.NewFacts(secret)); got != want {
+		t.Errorf("Config.Secret %q: %s, want NewFacts' %s", secret, got, want)
+	}
+}
+
+// BenchmarkNewFacts: what building the facts (the name lists) costs each run.
+func BenchmarkNewFacts(b *testing.B) {
+	for b.Loop() {
+		services.NewFacts(secret)
+	}
+}
+
+// BenchmarkAddress: what checking a postal answer costs.
+func BenchmarkAddress(b *testing.B) {
+	facts := services.NewFacts(secret)
+	for b.Loop() {
+		facts.Address("1234567")
 	}
 }
 
