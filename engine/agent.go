@@ -142,6 +142,7 @@ type Agent struct {
 	skew     *skew                  // learns the target's clock from Dates; nil during the load
 	host     atomic.Pointer[string] // SetHost's; nil: the target's
 	links    atomic.Pointer[linksMemo]
+	inspect  atomic.Pointer[Check] // Inspect's; nil: none
 }
 
 // NewAgent returns a standalone agent for base (for tests and tools); inside a
@@ -176,6 +177,21 @@ func (a *Agent) SetHost(host string) {
 		return
 	}
 	a.host.Store(&host)
+}
+
+// Inspect makes the agent pass every answer the app gives it to check
+// before anyone reads it: whatever its status, a page's assets included, a
+// 304 with the cached body it confirms. An answer the agent's own cache gives
+// without a request is not passed again. The check's failure is the request's
+// error. Scenarios scan with it for what the viewer may not see, wherever an
+// app might put it (an error page, a hidden element, a comment). nil stops
+// the inspection.
+func (a *Agent) Inspect(check Check) {
+	if check == nil {
+		a.inspect.Store(nil)
+		return
+	}
+	a.inspect.Store(&check)
 }
 
 // Host is the host the agent's requests name: SetHost's, or the target's.
@@ -349,6 +365,11 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 				key = site.String()
 			}
 			a.cache.Store(key, wr.Status, wr.Header, wr.Body, a.clock.Now())
+		}
+	}
+	if check := a.inspect.Load(); check != nil {
+		if err := res.Check(*check); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

@@ -83,3 +83,52 @@ func TestBrowserCache(t *testing.T) {
 		t.Errorf("NoCache agent skipped requests")
 	}
 }
+
+// TestInspectSeesEveryAnswer: the inspection reads error pages and 304s,
+// its failure is the request's, and an answer from the cache is not read
+// twice.
+func TestInspectSeesEveryAnswer(t *testing.T) {
+	t.Parallel()
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/kept":
+			w.Header().Set("Cache-Control", "max-age=3600")
+			fmt.Fprint(w, "kept")
+		case "/etag":
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			fmt.Fprint(w, "etag")
+		default:
+			http.Error(w, "not here, but the secret is", http.StatusNotFound)
+		}
+	}))
+	a := engine.NewAgent(target, engine.AgentConfig{}, nil)
+	var read []string
+	a.Inspect(func(res *engine.Response) error {
+		read = append(read, fmt.Sprintf("%d %s", res.StatusCode, res.Body))
+		if strings.Contains(string(res.Body), "secret") {
+			return engine.Criticalf("leak", "the answer carries the secret")
+		}
+		return nil
+	})
+	ctx := context.Background()
+	for _, p := range []string{"/kept", "/kept", "/etag", "/etag"} {
+		if _, err := a.Get(ctx, "GET "+p, p); err != nil {
+			t.Fatalf("GET %s: %v", p, err)
+		}
+	}
+	_, err := a.Get(ctx, "GET /missing", "/missing")
+	if e := engine.AsError(err); err == nil || e.Class != engine.ClassCritical || e.Request != "GET /missing" {
+		t.Errorf("a 404 carrying the secret gave %v", err)
+	}
+	if want := "200 kept|200 etag|200 etag|404 not here, but the secret is\n"; strings.Join(read, "|") != want {
+		t.Errorf("the inspection read %q, want %q", strings.Join(read, "|"), want)
+	}
+	a.Inspect(nil)
+	if _, err := a.Get(ctx, "GET /missing", "/missing"); err != nil {
+		t.Errorf("with the inspection stopped: %v", err)
+	}
+}

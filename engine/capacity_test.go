@@ -95,10 +95,11 @@ func runAgainstCapacity(t *testing.T, service func(time.Duration) time.Duration)
 			inUse[u.ID], maxID = u, max(maxID, u.ID)
 			mu.Unlock()
 			defer func() { mu.Lock(); delete(inUse, u.ID); mu.Unlock() }()
-			if _, err := u.Get(ctx, "GET /", "/"); err != nil {
+			res, err := u.Get(ctx, "GET /", "/")
+			if err != nil {
 				return err
 			}
-			u.Score("ok")
+			u.Score("ok", res)
 			u.Think(ctx, time.Second, time.Second)
 			return nil
 		},

@@ -16,6 +16,9 @@ type ledger struct {
 	index   map[string]int // read-only after construction
 	shards  []ledgerShard
 	open    atomic.Bool // only the load phase scores
+	// cached counts the scored actions whose answer came from the user's
+	// own cache, which earn nothing.
+	cached atomic.Int64
 }
 
 type ledgerShard struct {
@@ -41,13 +44,19 @@ func newLedger(weights map[string]float64) *ledger {
 	return l
 }
 
-// add counts one tag; it fails only for a tag the scenario did not declare.
+// add counts a tag n times, or, for n = 0, one action that earned nothing
+// (its answer came from the user's cache); it fails only for a tag the
+// scenario did not declare.
 func (l *ledger) add(hint int, tag string, n int64) error {
 	i, ok := l.index[tag]
 	if !ok {
 		return Internalf("score-tag", "score tag %q has no weight in the scenario's rules", tag)
 	}
 	if !l.open.Load() {
+		return nil
+	}
+	if n == 0 {
+		l.cached.Add(1)
 		return nil
 	}
 	if hint < 0 {

@@ -13,18 +13,21 @@ import (
 
 // Result is everything a run found. Its JSON form is documented in the README.
 type Result struct {
-	Problem         string           `json:"problem"`
-	Target          string           `json:"target"`
-	Passed          bool             `json:"passed"`
-	Score           float64          `json:"score"`
-	RawScore        float64          `json:"raw_score"`
-	Deduction       float64          `json:"deduction"`
-	FailReasons     []string         `json:"fail_reasons"`
-	Errors          ErrorCounts      `json:"errors"`
-	ErrorsByCode    map[string]int64 `json:"errors_by_code"`
-	Internal        bool             `json:"internal_error"`
-	Requests        int64            `json:"requests"`
-	AssetRequests   int64            `json:"asset_requests"`
+	Problem       string           `json:"problem"`
+	Target        string           `json:"target"`
+	Passed        bool             `json:"passed"`
+	Score         float64          `json:"score"`
+	RawScore      float64          `json:"raw_score"`
+	Deduction     float64          `json:"deduction"`
+	FailReasons   []string         `json:"fail_reasons"`
+	Errors        ErrorCounts      `json:"errors"`
+	ErrorsByCode  map[string]int64 `json:"errors_by_code"`
+	Internal      bool             `json:"internal_error"`
+	Requests      int64            `json:"requests"`
+	AssetRequests int64            `json:"asset_requests"`
+	// CachedAnswers counts the scored actions whose answer the user's own
+	// cache gave without asking the app: they earned nothing.
+	CachedAnswers   int64            `json:"cached_answers"`
 	Breakdown       map[string]int64 `json:"breakdown"`
 	Points          []TagPoints      `json:"points"`
 	Lost            []Loss           `json:"lost"`
@@ -193,6 +196,10 @@ func (r *Result) WriteSummary(w io.Writer) error {
 		fmt.Fprintf(&b, "; %d internal to the benchmarker (not charged)", r.Errors.Internal)
 	}
 	b.WriteString("\n")
+	if r.CachedAnswers > 0 {
+		fmt.Fprintf(&b, "Cached:  %d actions answered from the users' own caches, without asking the app, scored nothing\n",
+			r.CachedAnswers)
+	}
 	if len(r.ErrorsByCode) > 0 {
 		b.WriteString("Errors by code:")
 		for _, code := range slices.Sorted(maps.Keys(r.ErrorsByCode)) {

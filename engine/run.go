@@ -179,8 +179,11 @@ type User struct {
 // Scorer is what a scenario's actions score through: the *User playing them
 // during the load, NoScore in the pre-check and the final check.
 type Scorer interface {
-	Score(tag string)
-	ScoreN(tag string, n int64)
+	// Score adds one count of tag for res, the answer that earned it. An
+	// answer the user's own cache gave without asking the app earns nothing
+	// (the run counts it apart); a revalidation (a 304) is the app's answer
+	// and earns the count.
+	Score(tag string, res *Response)
 }
 
 var _ Scorer = (*User)(nil)
@@ -190,14 +193,11 @@ var NoScore Scorer = noScore{}
 
 type noScore struct{}
 
-func (noScore) Score(string)         {}
-func (noScore) ScoreN(string, int64) {}
+func (noScore) Score(string, *Response) {}
 
-// Score adds one count of a score tag (load phase only).
-func (u *User) Score(tag string) { u.run.ScoreN(u.ID, tag, 1) }
-
-// ScoreN adds n counts of a score tag (load phase only).
-func (u *User) ScoreN(tag string, n int64) { u.run.ScoreN(u.ID, tag, n) }
+// Score adds one count of a score tag for res (load phase only); see
+// Scorer.
+func (u *User) Score(tag string, res *Response) { u.run.Score(u.ID, tag, res) }
 
 // Think waits a random time in [lo, hi], as a person reading a page would.
 // It returns false if ctx ended first.
@@ -253,9 +253,17 @@ func (r *Run) Phase() string { p, _ := r.phase.Load().(string); return p }
 // later should then be dropped, not failed).
 func (r *Run) LoadEnded() bool { return r.loadEnded.Load() }
 
-// ScoreN adds n counts of a score tag; hint spreads concurrent adds (a user
-// id).
-func (r *Run) ScoreN(hint int, tag string, n int64) {
+// Score adds one count of a score tag for res, unless res came from the
+// user's own cache (see Scorer); hint spreads concurrent adds (a user id).
+func (r *Run) Score(hint int, tag string, res *Response) {
+	n := int64(1)
+	switch {
+	case res == nil:
+		r.Error(Internalf("score-answer", "score tag %q was added without the answer that earned it", tag))
+		return
+	case res.FromCache:
+		n = 0
+	}
 	if err := r.led.add(hint, tag, n); err != nil {
 		r.Error(err)
 	}
@@ -660,7 +668,7 @@ func (r *Run) finish(res *Result) {
 	t := Tally{Counts: r.led.counts(), Raw: r.led.raw(), Errors: counts, Requests: r.st.requests.Load(),
 		ErrorsByRequest: r.col.byRequestCounts()}
 	res.RawScore, res.Breakdown, res.Errors, res.Requests = t.Raw, t.Counts, counts, t.Requests
-	res.AssetRequests = r.st.assets.Load()
+	res.AssetRequests, res.CachedAnswers = r.st.assets.Load(), r.led.cached.Load()
 	res.TargetClock = r.skew.clock()
 	res.ErrorsByCode = r.col.byCodeCounts()
 	for _, p := range res.Phases {

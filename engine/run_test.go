@@ -301,7 +301,7 @@ func TestAssetsNeitherScoreNorDiluteTheErrorRate(t *testing.T) {
 			if err := u.FetchAssets(ctx, res); err != nil {
 				return err
 			}
-			u.Score("page")
+			u.Score("page", res)
 			u.Think(ctx, 10*time.Millisecond, 10*time.Millisecond)
 			return nil
 		},
@@ -315,6 +315,61 @@ func TestAssetsNeitherScoreNorDiluteTheErrorRate(t *testing.T) {
 	}
 	if res.RawScore != float64(res.Breakdown["page"]) {
 		t.Errorf("raw score %.1f from %d pages: something else scored", res.RawScore, res.Breakdown["page"])
+	}
+}
+
+// TestCachedAnswersEarnNothing: a page its answer lets browsers keep for a
+// minute is asked of the app once per user; every later visit comes from
+// the user's cache and scores nothing, while a page revalidated with a 304
+// is the app's answer and scores each time.
+func TestCachedAnswersEarnNothing(t *testing.T) {
+	t.Parallel()
+	var asked, revalidated atomic.Int64
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/kept":
+			asked.Add(1)
+			w.Header().Set("Cache-Control", "public, max-age=60")
+		case "/checked":
+			w.Header().Set("Cache-Control", "no-cache")
+			w.Header().Set("ETag", `"v1"`)
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				revalidated.Add(1)
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+		}
+		fmt.Fprint(w, "<html><body>page</body></html>")
+	}))
+	p := initializer{&probe{
+		meta: engine.Meta{Rules: engine.Rules{Weights: map[string]float64{"kept": 1, "checked": 1000}}},
+		user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+			for _, path := range []string{"/kept", "/checked"} {
+				res, err := u.Get(ctx, "GET "+path, path)
+				if err != nil {
+					return err
+				}
+				u.Score(path[1:], res)
+			}
+			u.Think(ctx, 10*time.Millisecond, 10*time.Millisecond)
+			return nil
+		},
+	}}
+	res := engine.New(p, target, fastRun(time.Second)...).Run(context.Background())
+	if !res.Passed {
+		t.Fatalf("the run failed: %q", res.FailReasons)
+	}
+	kept, checked := res.Breakdown["kept"], res.Breakdown["checked"]
+	if kept == 0 || kept > asked.Load() {
+		t.Errorf("/kept scored %d times for %d answers the app gave", kept, asked.Load())
+	}
+	if res.CachedAnswers == 0 || checked < res.CachedAnswers || revalidated.Load() == 0 {
+		t.Errorf("%d cached answers, /checked scored %d times with %d revalidations: a 304 did not score",
+			res.CachedAnswers, checked, revalidated.Load())
+	}
+	var summary strings.Builder
+	if err := res.WriteSummary(&summary); err != nil || !strings.Contains(summary.String(), "scored nothing") {
+		t.Errorf("the summary does not say the cached answers scored nothing:\n%s", summary.String())
 	}
 }
 

@@ -267,13 +267,13 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 		if err := s.top(ctx, a, want); err != nil {
 			return err
 		}
-		sc.Score(tagRefusal)
+		sc.Score(tagRefusal, res)
 		return nil
 	}
 	if err := s.mypage(ctx, a, login, prev, r); err != nil {
 		return err
 	}
-	sc.Score(tagLogin)
+	sc.Score(tagLogin, res)
 	return nil
 }
 

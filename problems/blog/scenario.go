@@ -158,7 +158,7 @@ func preCheckInvalidPosts(ctx context.Context, a *engine.Agent) error {
 // the old article old, then an article and a named comment on it: each must
 // show exactly, and each must get the next id after the initial data's.
 func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.Agent, old int64) error {
-	c, err := s.postComment(ctx, r, a, old, "", "pre-check <b>bold?</b> & \"quotes\"\nsecond line 二行目")
+	c, _, err := s.postComment(ctx, r, a, old, "", "pre-check <b>bold?</b> & \"quotes\"\nsecond line 二行目")
 	if err != nil {
 		return err
 	}
@@ -171,14 +171,14 @@ func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.A
 	if _, err := s.articlePage(ctx, a, old, true, engine.NoScore); err != nil {
 		return err
 	}
-	art, err := s.postArticle(ctx, r, a, "pre-check 記事 <title> & more", "first line\n二行目 <br> is text\nthird")
+	art, _, err := s.postArticle(ctx, r, a, "pre-check 記事 <title> & more", "first line\n二行目 <br> is text\nthird")
 	if err != nil {
 		return err
 	}
 	if err := nextID("article", art.id, s.m.in.articles()+1); err != nil {
 		return err
 	}
-	c, err = s.postComment(ctx, r, a, art.id, "checker 検査", "a named comment")
+	c, _, err = s.postComment(ctx, r, a, art.id, "checker 検査", "a named comment")
 	if err != nil {
 		return err
 	}

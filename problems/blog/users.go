@@ -162,11 +162,11 @@ func (s *Scenario) commenter(ctx context.Context, r *engine.Run, u *engine.User,
 	if u.Rand.IntN(2) == 0 {
 		name = text(u.Rand, 1, 20, false)
 	}
-	c, err := s.postComment(ctx, r, u.Agent, article, name, text(u.Rand, 10, 200, true))
+	c, res, err := s.postComment(ctx, r, u.Agent, article, name, text(u.Rand, 10, 200, true))
 	if err != nil {
 		return err
 	}
-	u.Score(tagComment)
+	u.Score(tagComment, res)
 	if !waitToCheck(ctx, r, u, c.received) {
 		return nil
 	}
@@ -191,11 +191,11 @@ func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, fu
 	if err := s.postPage(ctx, u.Agent, u); err != nil || !think() {
 		return err
 	}
-	a, err := s.postArticle(ctx, r, u.Agent, text(u.Rand, 8, 40, false), text(u.Rand, 100, 1000, true))
+	a, res, err := s.postArticle(ctx, r, u.Agent, text(u.Rand, 8, 40, false), text(u.Rand, 100, 1000, true))
 	if err != nil {
 		return err
 	}
-	u.Score(tagArticle)
+	u.Score(tagArticle, res)
 	if !waitToCheck(ctx, r, u, a.received) {
 		return nil
 	}
@@ -244,7 +244,7 @@ func (s *Scenario) index(ctx context.Context, a *engine.Agent, full bool, sc eng
 	if err := s.m.checkIndex(p, full); err != nil {
 		return nil, err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, p.res)
 	return p, nil
 }
 
@@ -257,7 +257,7 @@ func (s *Scenario) articlePage(ctx context.Context, a *engine.Agent, id int64, f
 	if err := s.m.checkArticle(p, id, full); err != nil {
 		return nil, err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, p.res)
 	return p, nil
 }
 
@@ -270,44 +270,43 @@ func (s *Scenario) postPage(ctx context.Context, a *engine.Agent, sc engine.Scor
 	if err := parsePostForm(p); err != nil {
 		return err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, p.res)
 	return nil
 }
 
 // postComment posts a comment and records it in the model.
-func (s *Scenario) postComment(ctx context.Context, r *engine.Run, a *engine.Agent, article int64, name, body string) (*post, error) {
+func (s *Scenario) postComment(ctx context.Context, r *engine.Run, a *engine.Agent, article int64, name, body string) (*post, *engine.Response, error) {
 	p := s.m.beginComment(article, name, body, r.Now())
-	cid, received, err := postForNewID(ctx, a, "POST /articles/{id}/comments", fmt.Sprintf("/articles/%d/comments", article),
+	res, cid, err := postForNewID(ctx, a, "POST /articles/{id}/comments", fmt.Sprintf("/articles/%d/comments", article),
 		url.Values{"name": {name}, "body": {body}}, fmt.Sprintf("/articles/%d#comment-", article), s.m.in.comments(),
 		fmt.Sprintf("expected /articles/%d#comment-NEWID with a new comment id", article))
 	if err != nil {
 		s.m.failComment(p, r.Now())
-		return nil, err
+		return nil, nil, err
 	}
-	return p, s.m.endComment(p, cid, received)
+	return p, res, s.m.endComment(p, cid, res.Received)
 }
 
 // postArticle posts an article and records it in the model.
-func (s *Scenario) postArticle(ctx context.Context, r *engine.Run, a *engine.Agent, title, body string) (*post, error) {
+func (s *Scenario) postArticle(ctx context.Context, r *engine.Run, a *engine.Agent, title, body string) (*post, *engine.Response, error) {
 	p := s.m.beginArticle(title, body, r.Now())
-	id, received, err := postForNewID(ctx, a, "POST /articles", "/articles",
+	res, id, err := postForNewID(ctx, a, "POST /articles", "/articles",
 		url.Values{"title": {title}, "body": {body}}, "/articles/", s.m.in.articles(),
 		"expected /articles/NEWID with a new article id")
 	if err != nil {
 		s.m.failArticle(p, r.Now())
-		return nil, err
+		return nil, nil, err
 	}
-	return p, s.m.endArticle(p, id, received)
+	return p, res, s.m.endArticle(p, id, res.Received)
 }
 
 // postForNewID posts form to path, which must answer 303 to prefix followed
 // by a new id, above last (the initial data's highest); want is the message
-// for any other answer. It returns the new id and when the answer came, or
-// 0 and the zero time with the error.
-func postForNewID(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, prefix string, last int64, want string) (int64, time.Time, error) {
+// for any other answer. It returns the answer and the new id, or the error.
+func postForNewID(ctx context.Context, a *engine.Agent, endpoint, path string, form url.Values, prefix string, last int64, want string) (*engine.Response, int64, error) {
 	res, err := a.PostForm(ctx, endpoint, path, form)
 	if err != nil {
-		return 0, time.Time{}, err
+		return nil, 0, err
 	}
 	var id int64
 	err = res.Check(engine.Status(http.StatusSeeOther), engine.RedirectTo(func(loc string) string {
@@ -320,9 +319,9 @@ func postForNewID(ctx context.Context, a *engine.Agent, endpoint, path string, f
 		return ""
 	}))
 	if err != nil {
-		return 0, time.Time{}, err
+		return nil, 0, err
 	}
-	return id, res.Received, nil
+	return res, id, nil
 }
 
 // Words for the text users post: Japanese, English, and characters that

@@ -26,7 +26,7 @@ func (s *Scenario) signup(ctx context.Context, a *engine.Agent, u *user, sc engi
 		engine.Count(`form#signup select[name="grade"] option`, len(data.Grades))); err != nil {
 		return err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, res)
 	form := url.Values{"email": {u.email}, "password": {u.password}, "grade": {u.grade}}
 	res, err = a.PostForm(ctx, "POST /signup", "/signup", form)
 	if err != nil {
@@ -35,7 +35,7 @@ func (s *Scenario) signup(ctx context.Context, a *engine.Agent, u *user, sc engi
 	if err := checkRedirect(res, "/login"); err != nil {
 		return err
 	}
-	sc.Score(tagRedirect)
+	sc.Score(tagRedirect, res)
 	return nil
 }
 
@@ -49,7 +49,7 @@ func (s *Scenario) signin(ctx context.Context, a *engine.Agent, u *user, sc engi
 		engine.Exists(`form#login input[name="email"]`), engine.Exists(`form#login input[name="password"]`)); err != nil {
 		return err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, res)
 	res, err = a.PostForm(ctx, "POST /login", "/login", url.Values{"email": {u.email}, "password": {u.password}})
 	if err != nil {
 		return err
@@ -57,7 +57,7 @@ func (s *Scenario) signin(ctx context.Context, a *engine.Agent, u *user, sc engi
 	if err := checkRedirect(res, "/"); err != nil {
 		return err
 	}
-	sc.Score(tagRedirect)
+	sc.Score(tagRedirect, res)
 	return nil
 }
 
@@ -70,7 +70,7 @@ func (s *Scenario) signout(ctx context.Context, a *engine.Agent, sc engine.Score
 	if err := checkRedirect(res, "/login"); err != nil {
 		return err
 	}
-	sc.Score(tagRedirect)
+	sc.Score(tagRedirect, res)
 	return nil
 }
 
@@ -88,7 +88,7 @@ func (s *Scenario) dashboard(ctx context.Context, a *engine.Agent, u *user, sc e
 	if err := a.FetchAssets(ctx, res); err != nil {
 		return err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, res)
 	res, err = a.Get(ctx, "GET /user.js", "/user.js")
 	if err != nil {
 		return err
@@ -105,7 +105,7 @@ func (s *Scenario) dashboard(ctx context.Context, a *engine.Agent, u *user, sc e
 	}); err != nil {
 		return err
 	}
-	sc.Score(tagPage)
+	sc.Score(tagPage, res)
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (s *Scenario) modify(ctx context.Context, a *engine.Agent, u *user, service
 	} else {
 		u.subs[service] = *p
 	}
-	sc.Score(tagRedirect)
+	sc.Score(tagRedirect, res)
 	return nil
 }
 
@@ -171,7 +171,7 @@ func (s *Scenario) readData(ctx context.Context, a *engine.Agent, u *user, sc en
 		return nil, err
 	}
 	u.lastData = res.Sent
-	sc.Score(tagData)
+	sc.Score(tagData, res)
 	return res, nil
 }
 

@@ -72,7 +72,7 @@ func (s *Scenario) Meta() engine.Meta {
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	if err := s.checkTop(ctx, a, 0); err != nil {
+	if _, err := s.checkTop(ctx, a, 0); err != nil {
 		return err
 	}
 	res, err := a.PostForm(ctx, "POST /notes", "/notes", url.Values{"text": {""}})
@@ -82,26 +82,28 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := res.Check(engine.Status(http.StatusBadRequest)); err != nil {
 		return err
 	}
-	if _, err := s.post(ctx, a, "pre-check note"); err != nil {
+	if _, _, err := s.post(ctx, a, "pre-check note"); err != nil {
 		return err
 	}
-	return s.checkTop(ctx, a, 1)
+	_, err = s.checkTop(ctx, a, 1)
+	return err
 }
 
 // User reads the list and its assets; one session in four posts a note and,
 // after the freshness deadline, checks that the list shows it.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	if err := s.checkTop(ctx, u.Agent, -1); err != nil {
+	res, err := s.checkTop(ctx, u.Agent, -1)
+	if err != nil {
 		return err
 	}
-	u.Score(tagPage)
+	u.Score(tagPage, res)
 	if u.Rand.IntN(4) == 0 {
 		text := fmt.Sprintf("note %d-%d", u.ID, u.Rand.Uint32())
-		id, err := s.post(ctx, u.Agent, text)
+		id, res, err := s.post(ctx, u.Agent, text)
 		if err != nil {
 			return err
 		}
-		u.Score(tagNote)
+		u.Score(tagNote, res)
 		if !r.Sleep(ctx, freshness) {
 			return nil
 		}
@@ -133,10 +135,10 @@ func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	}))
 }
 
-func (s *Scenario) post(ctx context.Context, a *engine.Agent, text string) (int, error) {
+func (s *Scenario) post(ctx context.Context, a *engine.Agent, text string) (int, *engine.Response, error) {
 	res, err := a.PostForm(ctx, "POST /notes", "/notes", url.Values{"text": {text}})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	var id int
 	err = res.Check(engine.RedirectTo(func(loc string) string {
@@ -147,20 +149,20 @@ func (s *Scenario) post(ctx context.Context, a *engine.Agent, text string) (int,
 		return ""
 	}))
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	s.mu.Lock()
 	s.posts++
 	s.mu.Unlock()
-	return id, nil
+	return id, res, nil
 }
 
 // checkTop checks / and verifies its stylesheet; total < 0 skips the exact
 // total (other users post concurrently).
-func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) error {
+func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) (*engine.Response, error) {
 	res, err := a.Get(ctx, "GET /", "/")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	checks := []engine.Check{engine.Status(200), engine.ContentType("text/html"), engine.Exists("#notes"),
 		engine.Count(`link[rel="stylesheet"][href="/static/example.css"]`, 1)}
@@ -168,9 +170,9 @@ func (s *Scenario) checkTop(ctx context.Context, a *engine.Agent, total int) err
 		checks = append(checks, engine.Text("#total", strconv.Itoa(total)))
 	}
 	if err := res.Check(checks...); err != nil {
-		return err
+		return nil, err
 	}
-	return a.FetchAssets(ctx, res)
+	return res, a.FetchAssets(ctx, res)
 }
 
 // checkFresh checks that note id is on / (unless newer notes pushed it off)

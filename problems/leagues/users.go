@@ -158,7 +158,7 @@ func (s *Scenario) listCompetitions(ctx context.Context, a *engine.Agent, t *ten
 	if err := s.m.checkCompetitions(res, t, *ans.Competitions); err != nil {
 		return nil, err
 	}
-	sc.Score(tagCompetitions)
+	sc.Score(tagCompetitions, res)
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()
 	out := make([]listed, 0, len(*ans.Competitions))
@@ -192,7 +192,7 @@ func (s *Scenario) readRanking(ctx context.Context, r *engine.Run, a *engine.Age
 	if err != nil || n == 0 {
 		return nil, left, err
 	}
-	sc.Score(tagRanking)
+	sc.Score(tagRanking, res)
 	s.m.mu.Lock()
 	defer s.m.mu.Unlock()
 	out := make([]*player, 0, n)
@@ -212,7 +212,7 @@ func (s *Scenario) readProfile(ctx context.Context, a *engine.Agent, t *tenant, 
 	if err := s.m.checkProfile(res, t, q, ans); err != nil {
 		return err
 	}
-	sc.Score(tagProfile)
+	sc.Score(tagProfile, res)
 	return nil
 }
 
@@ -358,7 +358,7 @@ func (s *Scenario) listPlayers(ctx context.Context, a *engine.Agent, t *tenant, 
 	if err := s.m.checkPlayers(res, t, *ans.Players); err != nil {
 		return err
 	}
-	sc.Score(tagPlayers)
+	sc.Score(tagPlayers, res)
 	return nil
 }
 
@@ -390,7 +390,7 @@ func (s *Scenario) addPlayers(ctx context.Context, a *engine.Agent, t *tenant, n
 	if why := s.m.playersAdded(t, names, ids, floor, res.Received); why != "" {
 		return wrong(res, "id", "%s", why)
 	}
-	sc.Score(tagAddPlayers)
+	sc.Score(tagAddPlayers, res)
 	return nil
 }
 
@@ -416,7 +416,7 @@ func (s *Scenario) addCompetition(ctx context.Context, a *engine.Agent, t *tenan
 	if why != "" {
 		return nil, wrong(res, "id", "%s", why)
 	}
-	sc.Score(tagAddCompetition)
+	sc.Score(tagAddCompetition, res)
 	return c, nil
 }
 
@@ -441,7 +441,7 @@ func (s *Scenario) upload(ctx context.Context, r *engine.Run, a *engine.Agent, c
 	if ans.Rows == nil || *ans.Rows != int64(len(rows)) {
 		return wrong(res, "rows", "an upload of %d rows was answered with rows %v", len(rows), derefOr(ans.Rows))
 	}
-	sc.Score(tagUpload)
+	sc.Score(tagUpload, res)
 	return nil
 }
 
@@ -478,7 +478,7 @@ func (s *Scenario) finish(ctx context.Context, r *engine.Run, a *engine.Agent, c
 	if *got.ID != c.id || *got.Title != c.title || !*got.IsFinished {
 		return wrong(res, "finish", "finishing competition %d %q answered %d %q finished: %v", c.id, c.title, *got.ID, *got.Title, *got.IsFinished)
 	}
-	sc.Score(tagFinish)
+	sc.Score(tagFinish, res)
 	return nil
 }
 
@@ -513,7 +513,7 @@ func (s *Scenario) disqualifyHeld(ctx context.Context, r *engine.Run, a *engine.
 	if *got.ID != p.id || *got.DisplayName != p.name || !*got.IsDisqualified {
 		return wrong(res, "disqualify", "disqualifying player %d %q answered %d %q disqualified: %v", p.id, p.name, *got.ID, *got.DisplayName, *got.IsDisqualified)
 	}
-	sc.Score(tagDisqualify)
+	sc.Score(tagDisqualify, res)
 	orgTok, err := s.m.token(t.name, roleOrganizer, organizerSub, r.Now())
 	if err != nil {
 		return engine.Internalf("token", "signing a token: %v", err)
@@ -536,7 +536,7 @@ func (s *Scenario) readBilling(ctx context.Context, a *engine.Agent, t *tenant, 
 	if err := s.m.checkBilling(res, t, ans); err != nil {
 		return err
 	}
-	sc.Score(tagBilling)
+	sc.Score(tagBilling, res)
 	return nil
 }
 
@@ -594,7 +594,7 @@ func (s *Scenario) readAdminPage(ctx context.Context, a *engine.Agent, before in
 	if len(list) == 0 {
 		return 0, 0, nil
 	}
-	sc.Score(tagAdminBilling)
+	sc.Score(tagAdminBilling, res)
 	return len(list), *list[len(list)-1].ID, nil
 }
 
@@ -619,7 +619,7 @@ func (s *Scenario) addTenant(ctx context.Context, r *engine.Run, a *engine.Agent
 	if why := s.m.tenantAdded(*got.ID, name, display, sent, res.Received); why != "" {
 		return nil, wrong(res, "id", "%s", why)
 	}
-	sc.Score(tagAddTenant)
+	sc.Score(tagAddTenant, res)
 	return s.m.tenant(*got.ID), nil
 }
 

@@ -194,7 +194,7 @@ func (s *Scenario) list(ctx context.Context, a *engine.Agent, name string, n int
 	if err := a.FetchAssets(ctx, res); err != nil {
 		return nil, err
 	}
-	score.Score(tagPage)
+	score.Score(tagPage, res)
 	return p, nil
 }
 
@@ -225,7 +225,7 @@ func (s *Scenario) memoPage(ctx context.Context, a *engine.Agent, viewer string,
 	if err := a.FetchAssets(ctx, res); err != nil {
 		return err
 	}
-	score.Score(tagPage)
+	score.Score(tagPage, res)
 	return nil
 }
 
@@ -265,7 +265,7 @@ func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score e
 	if err := a.FetchAssets(ctx, res); err != nil {
 		return "", err
 	}
-	score.Score(tagPage)
+	score.Score(tagPage, res)
 	return token, nil
 }
 
@@ -278,7 +278,7 @@ func (s *Scenario) signin(ctx context.Context, a *engine.Agent, w *user, score e
 	if err := checkSession(res, "/mypage"); err != nil {
 		return err
 	}
-	score.Score(tagAuth)
+	score.Score(tagAuth, res)
 	return nil
 }
 
@@ -306,7 +306,7 @@ func (s *Scenario) signup(ctx context.Context, a *engine.Agent, score engine.Sco
 	if err := checkSession(res, "/mypage"); err != nil {
 		return nil, err
 	}
-	score.Score(tagAuth)
+	score.Score(tagAuth, res)
 	return s.m.signedUp(name, password), nil
 }
 
@@ -320,7 +320,7 @@ func (s *Scenario) signout(ctx context.Context, a *engine.Agent, csrf string, sc
 		return err
 	}
 	a.ClearCookies() // the app deleted the session; a browser may still hold the cookie, which names none
-	score.Score(tagAuth)
+	score.Score(tagAuth, res)
 	return nil
 }
 
@@ -347,7 +347,7 @@ func (s *Scenario) post(ctx context.Context, r *engine.Run, a *engine.Agent, w *
 	if !s.m.stored(p, id, res.Received) {
 		return nil, res.Criticalf("id-order", "the new memo got id %d, given before or not above every memo acknowledged before it was sent", id)
 	}
-	score.Score(tagMemo)
+	score.Score(tagMemo, res)
 	return p, nil
 }
 

@@ -88,7 +88,7 @@ func (l loop) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 		if err != nil {
 			return err
 		}
-		u.Score("get")
+		u.Score("get", res)
 	}
 	return nil
 }

@@ -281,7 +281,7 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 		if err := res.Check(engine.Status(http.StatusOK), check); err != nil {
 			return err
 		}
-		u.Score(tagPage)
+		u.Score(tagPage, res)
 		u.Think(ctx, s.ThinkMin, s.ThinkMax)
 		return nil
 	}
