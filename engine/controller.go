@@ -144,16 +144,30 @@ type window struct {
 	// Answered and Latency are the requests answered and their total time.
 	Answered int64
 	Latency  time.Duration
+	// CPU is the CPU time the benchmarker's process used over Span of the
+	// run's clock; a zero Span is unknown.
+	CPU, Span time.Duration
 }
 
 func (w window) plus(o window) window {
 	return window{w.Requests + o.Requests, w.Timeouts + o.Timeouts, w.Errors + o.Errors, w.Slow + o.Slow,
-		w.Internal + o.Internal, w.Ticks + o.Ticks, w.LateTicks + o.LateTicks, w.Answered + o.Answered, w.Latency + o.Latency}
+		w.Internal + o.Internal, w.Ticks + o.Ticks, w.LateTicks + o.LateTicks, w.Answered + o.Answered, w.Latency + o.Latency,
+		w.CPU + o.CPU, w.Span + o.Span}
 }
 
 func (w window) minus(o window) window {
 	return window{w.Requests - o.Requests, w.Timeouts - o.Timeouts, w.Errors - o.Errors, w.Slow - o.Slow,
-		w.Internal - o.Internal, w.Ticks - o.Ticks, w.LateTicks - o.LateTicks, w.Answered - o.Answered, w.Latency - o.Latency}
+		w.Internal - o.Internal, w.Ticks - o.Ticks, w.LateTicks - o.LateTicks, w.Answered - o.Answered, w.Latency - o.Latency,
+		w.CPU - o.CPU, w.Span - o.Span}
+}
+
+// cpuShare is the share of cores the benchmarker used over the window, -1
+// when unknown.
+func (w window) cpuShare(cores int) float64 {
+	if w.Span <= 0 || cores <= 0 {
+		return -1
+	}
+	return float64(w.CPU) / (float64(w.Span) * float64(cores))
 }
 
 // lateShare is the share of the benchmarker's timer ticks that came late.
@@ -218,6 +232,8 @@ func LimitReason(reason string) string {
 		return "falling behind at the minimum of users"
 	case "benchmarker":
 		return "the benchmarker's own limits (its CPU or its open files)"
+	case "starved":
+		return "the benchmarker starved of CPU by other processes"
 	}
 	return reason // "timeouts", "errors"
 }
@@ -225,6 +241,7 @@ func LimitReason(reason string) string {
 // controller holds what the load controller remembers between decisions.
 type controller struct {
 	p       LoadPolicy
+	cores   int           // the cores the benchmarker may use; 0: unknown
 	step    float64       // the next step up, as a fraction of the users
 	recent  []window      // the intervals since the last change, the newest last, at most Evidence
 	fastest time.Duration // the lowest mean response over a whole evidence so far
@@ -247,8 +264,18 @@ func (c *controller) fileRoom(users int) int {
 	return max(0, int(float64(users)*filesShare*float64(f.limit)/float64(f.open))-users)
 }
 
-func newController(p LoadPolicy) *controller {
-	return &controller{p: p, step: p.Growth}
+func newController(p LoadPolicy, cores int) *controller {
+	return &controller{p: p, cores: cores, step: p.Growth}
+}
+
+// starved reports whether w's late ticks are the benchmarker's share of the
+// machine taken by other processes (the app, on a shared machine) rather
+// than its own work: it used under BusyCPUShare of its cores. The users
+// are then held, not removed: removing them would not bring its timers back
+// on time, and would cut the score for the machine's sake.
+func (c *controller) starved(w window) bool {
+	share := w.cpuShare(c.cores)
+	return share >= 0 && share < BusyCPUShare
 }
 
 // decide takes one interval's window, the current users and whether users
@@ -266,7 +293,7 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 		switch {
 		case w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests):
 			return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", w.Timeouts, w.Requests, 100*p.MaxTimeoutRate))
-		case w.lateShare() > arrivingLateShare:
+		case w.lateShare() > arrivingLateShare && !c.starved(w):
 			// The arrivals clearly outran the benchmarker (new users
 			// connecting cost a burst of CPU, so a little lateness is
 			// expected): the newest, mostly not yet arrived, never come.
@@ -294,6 +321,9 @@ func (c *controller) decide(w window, users int, arriving bool) (delta int, kind
 	case float64(ev.Slow) > slowLimit && float64(w.Slow) > p.MaxSlowRate*float64(w.Requests):
 		// Over the limit, and the newest interval too: not already recovering.
 		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare && c.starved(ev):
+		return c.hold("starved", fmt.Sprintf("%s, while it used %.0f%% of its %d core(s): other processes took them",
+			lateWhy(ev), 100*ev.cpuShare(c.cores), c.cores))
 	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare:
 		// The benchmarker's goroutines wait for a CPU: it cannot drive
 		// these users, and the latencies it measures are its own.

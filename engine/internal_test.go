@@ -177,7 +177,7 @@ func TestControllerDecisions(t *testing.T) {
 		{"waiting, one late tick in 200", window{Requests: 550, Ticks: 200, LateTicks: 1}, 22, 0, wait, ""},
 		{"healthy, but a late tick in 300: the smallest step", window{Requests: 550, Ticks: 100}, 22, 2, Grow, "timers came late now and then: smallest step"},
 	}
-	c := newController(p)
+	c := newController(p, 0)
 	for i, s := range steps {
 		delta, kind, _, cause := c.decide(s.w, s.users, false)
 		if delta != s.delta || kind != s.kind || !strings.Contains(cause, s.cause) {
@@ -249,7 +249,7 @@ func TestControllerMindsItsOpenFiles(t *testing.T) {
 		{"nearly full", fileUse{open: 15_000, limit: 20_000}, 1000, 66, Grow, "as many as the benchmarker's open files allow (15000 of 20000 in use)"},
 		{"full", fileUse{open: 16_000, limit: 20_000}, 1000, 0, Hold, "16000 of its 20000 open files in use"},
 	} {
-		ctl := newController(p)
+		ctl := newController(p, 0)
 		ctl.files = c.files
 		delta, kind, reason, cause := ctl.decide(ok, c.users, false)
 		if delta != c.want || kind != c.kind || !strings.Contains(cause, c.cause) {
@@ -267,7 +267,7 @@ func TestControllerMindsItsOpenFiles(t *testing.T) {
 // smallest step.
 func TestControllerKnee(t *testing.T) {
 	t.Parallel()
-	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults()), []growthStep{
+	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults(), 0), []growthStep{
 		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests, mean response 10ms"},
 		{20, 30 * time.Millisecond, 20, "healthy"},                                         // three times the fastest: not yet
 		{40, 50 * time.Millisecond, 3, "near capacity (fastest mean 10ms): smallest step"}, // five times: 40/16
@@ -280,7 +280,7 @@ func TestControllerKnee(t *testing.T) {
 // however far the mean rose over the fastest.
 func TestControllerKneeSet(t *testing.T) {
 	t.Parallel()
-	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Knee: 250 * time.Millisecond}.withDefaults()), []growthStep{
+	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Knee: 250 * time.Millisecond}.withDefaults(), 0), []growthStep{
 		{10, 5 * time.Millisecond, 10, "healthy"},
 		{20, 200 * time.Millisecond, 20, "healthy"},                        // forty times the fastest, under the knee
 		{40, 300 * time.Millisecond, 3, "near capacity (mean over 250ms)"}, // 40/16
@@ -343,7 +343,7 @@ func TestOutOfOpenFilesIsTheBenchmarkers(t *testing.T) {
 // controller acts on timeouts only, and the intervals are no evidence.
 func TestControllerWhileArriving(t *testing.T) {
 	t.Parallel()
-	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults())
+	c := newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults(), 0)
 	healthy := window{Requests: 100, Answered: 100, Latency: 100 * time.Millisecond}
 	if d, kind, _, _ := c.decide(healthy, 20, true); d != 0 || kind != wait || len(c.recent) != 0 {
 		t.Errorf("arriving, healthy: %+d %s, %d intervals of evidence", d, kind, len(c.recent))
@@ -359,6 +359,57 @@ func TestControllerWhileArriving(t *testing.T) {
 	}
 	if d, kind, _, _ := c.decide(healthy, 16, false); d != 1 || kind != Grow {
 		t.Errorf("arrived, healthy: %+d %s", d, kind)
+	}
+}
+
+// TestControllerStarvedHolds: late timers while the benchmarker used little
+// of its cores are the machine's other processes taking them (the app, on a
+// shared machine): the users are held, not removed, and not grown either.
+// The same lateness at a busy benchmarker removes users as before, and so
+// does lateness whose CPU use is unknown.
+func TestControllerStarvedHolds(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 10, Evidence: 2, Growth: 1}.withDefaults()
+	late := func(cpuShare float64) window {
+		return window{Requests: 500, Answered: 500, Latency: 500 * time.Millisecond, Ticks: 100, LateTicks: 6,
+			CPU: time.Duration(cpuShare * 2 * float64(time.Second)), Span: time.Second}
+	}
+	cases := []struct {
+		name     string
+		cpuShare float64
+		arriving bool
+		delta    int
+		kind     string
+		cause    string
+	}{
+		{"starved at 11% of 2 cores: hold", 0.11, false, 0, Hold, "while it used 11% of its 2 core(s): other processes took them"},
+		{"busy at 60%: remove a fifth", 0.6, false, -8, Shrink, "timers fired 20ms late or more in 6.0%"},
+		{"starved while users arrive: keep waiting for them", 0.05, true, 0, wait, ""},
+		{"busy while users arrive: the newest never come", 0.6, true, -8, Shrink, "timers"},
+	}
+	for _, tc := range cases {
+		c := newController(p, 2)
+		var delta int
+		var kind, cause string
+		for range p.Evidence {
+			delta, kind, _, cause = c.decide(late(tc.cpuShare), 40, tc.arriving)
+		}
+		if delta != tc.delta || kind != tc.kind || !strings.Contains(cause, tc.cause) {
+			t.Errorf("%s: %+d %s %q; want %+d %s %q", tc.name, delta, kind, cause, tc.delta, tc.kind, tc.cause)
+		}
+	}
+	unknown := late(0.11)
+	unknown.Span = 0
+	c := newController(p, 2)
+	c.decide(unknown, 40, false)
+	if delta, kind, _, _ := c.decide(unknown, 40, false); delta != -8 || kind != Shrink {
+		t.Errorf("lateness at an unknown CPU use: %+d %s; want -8 shrink", delta, kind)
+	}
+	var summary strings.Builder
+	if err := (&Result{Load: []LoadChange{{Kind: Hold, Reason: "starved", Times: 3}}, LimitedBy: map[string]int{"starved": 3}}).WriteSummary(&summary); err != nil ||
+		!strings.Contains(summary.String(), "benchmarker starved of CPU by other processes (3)") ||
+		!strings.Contains(summary.String(), "took the benchmarker's CPUs now and then") {
+		t.Errorf("the summary does not say the benchmarker was starved:\n%s", summary.String())
 	}
 }
 

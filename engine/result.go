@@ -276,6 +276,9 @@ func (r *Result) writeLoad(b *strings.Builder) {
 	if r.LimitedBy["benchmarker"] > 0 {
 		b.WriteString("WARNING: the benchmarker reached its own limits (its CPU or its open files); the machine, not the app, may have set this score\n")
 	}
+	if r.LimitedBy["starved"] > 0 {
+		b.WriteString("NOTE: other processes on this machine (the app, if it shares the machine) took the benchmarker's CPUs now and then; the users were held meanwhile, and the latencies measured include the benchmarker's wait for a CPU\n")
+	}
 }
 
 // writeBenchmarker writes how the benchmarker itself fared, when it was

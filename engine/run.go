@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -494,7 +495,8 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 	pool.add(r.policy.StartUsers, 0)
 	r.Logf("load: %d users", pool.size())
 
-	ctl := newController(r.policy)
+	ctl := newController(r.policy, min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	cpu0 := proc.CPU()
 	var last window
 	var arrived time.Time // when the users last added have all arrived
 	loadEnd := loadStart.Add(r.b.loadDuration)
@@ -514,6 +516,9 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 		cur := r.st.controlWindow()
 		cur.Errors, cur.Internal = c.Application+c.Critical, c.Internal
 		cur.Ticks, cur.LateTicks = mon.ticks.Load(), mon.late.Load()
+		if cpu := proc.CPU(); cpu > 0 {
+			cur.CPU, cur.Span = cpu-cpu0, at.Sub(loadStart)
+		}
 		w := cur.minus(last)
 		last = cur
 		users := pool.size()

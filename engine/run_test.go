@@ -130,7 +130,7 @@ func TestResultGolden(t *testing.T) {
 		FailReasons:  []string{"1 critical error(s)"},
 		Errors:       engine.ErrorCounts{Critical: 1, Application: 2, Timeout: 3, CutOff: 4},
 		ErrorsByCode: map[string]int64{"stale": 1, "status": 2, "timeout": 3},
-		Requests:     5000, AssetRequests: 20000, Breakdown: map[string]int64{"page": 1000, "comment": 20},
+		Requests:     5000, AssetRequests: 20000, CachedAnswers: 12, Breakdown: map[string]int64{"page": 1000, "comment": 20},
 		Messages: []string{"[critical] GET /articles/{id}: comment 12 is missing", "[application] GET /: expected status 200, got 500 (x2)"},
 		Points:   []engine.TagPoints{{Tag: "page", Count: 1000, Weight: 1, Points: 1000}, {Tag: "comment", Count: 20, Weight: 5, Points: 100}},
 		Lost:     []engine.Loss{{Class: "application", Count: 2, Points: 10}, {Class: "timeout", Count: 3, Points: 3}},
