@@ -117,6 +117,25 @@ func TestTryRepeatReportsVariance(t *testing.T) {
 	}
 }
 
+// TestTryPin: try says where the app and the benchmarker run; --pin on
+// fails when they cannot be split (the example serves inside this process)
+// and a --pin other than auto, on or off is a usage error. Splitting for
+// real changes the process's CPUs, which kit's own test does in a child.
+func TestTryPin(t *testing.T) {
+	t.Parallel()
+	code, _, stderr := run(t, "try", "example", "--duration", "1s")
+	if code != cli.ExitPass || !strings.HasPrefix(stderr, "not pinned: problem example serves its app inside this process") {
+		t.Errorf("auto: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := run(t, "try", "example", "--duration", "1s", "--pin", "on"); code == cli.ExitPass ||
+		!strings.Contains(stderr, "--pin on: problem example serves its app inside this process") {
+		t.Errorf("on: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := run(t, "try", "example", "--pin", "half"); code != cli.ExitUsage || !strings.Contains(stderr, `not "half"`) {
+		t.Errorf("half: exit %d\n%s", code, stderr)
+	}
+}
+
 // TestProgressJSONL: with --progress jsonl, stdout is JSON lines only: a
 // progress line every second of the run and a result line at the end of
 // each run, then a repeat line; the summary goes to stderr.

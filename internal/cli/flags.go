@@ -178,7 +178,21 @@ type appFlags struct {
 	lang, db string
 	addr     string
 	withAddr bool
+	pin      string // try's --pin
+	withPin  bool
 }
+
+// Values of try's --pin.
+const (
+	pinAuto = "auto"
+	pinOn   = "on"
+	pinOff  = "off"
+)
+
+// autoPinCPUs is how many CPUs try needs to split them by default: the
+// app's half is then at least the 2 cores of a typical team server, while
+// on 2 cores one each would measure a smaller server than a contest's.
+const autoPinCPUs = 4
 
 func (a *appFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.lang, "lang", "", "reference app language (default: the problem's first)")
@@ -187,10 +201,40 @@ func (a *appFlags) register(fs *flag.FlagSet) {
 	if a.withAddr {
 		fs.StringVar(&a.addr, "addr", "127.0.0.1:8080", "address to listen on")
 	}
+	if a.withPin {
+		fs.StringVar(&a.pin, "pin", pinAuto, fmt.Sprintf("run the app and the benchmarker on separate halves of the CPUs, as a contest runs them on separate machines: on, off, or auto (on with %d CPUs or more)", autoPinCPUs))
+	}
 }
 
-// check leaves the language to config, which knows the problem.
-func (a *appFlags) check() error { return nil }
+// check checks --pin and leaves the language to config, which knows the
+// problem.
+func (a *appFlags) check() error {
+	if a.withPin && a.pin != pinAuto && a.pin != pinOn && a.pin != pinOff {
+		return badUsage("--pin must be auto, on or off, not %q", a.pin)
+	}
+	return nil
+}
+
+// split applies --pin: it holds this process to its half of the CPUs and
+// returns the app's, or says why they share them.
+func (a *appFlags) split(p kit.Problem) (kit.CPUSplit, error) {
+	var split kit.CPUSplit
+	var err error
+	switch {
+	case a.pin == pinOff:
+		return kit.CPUSplit{Why: "--pin off: the app and the benchmarker share every CPU"}, nil
+	case p.Handler != nil:
+		split.Why = fmt.Sprintf("problem %s serves its app inside this process", p.Name)
+	case a.pin == pinOn:
+		split, err = kit.SplitCPUs(2)
+	default:
+		split, err = kit.SplitCPUs(autoPinCPUs)
+	}
+	if err == nil && a.pin == pinOn && !split.Pinned() {
+		err = fmt.Errorf("--pin on: %s", split.Why)
+	}
+	return split, err
+}
 
 // config checks the language and finds the repository root.
 func (a *appFlags) config(p kit.Problem, env Env) (kit.ServeConfig, error) {

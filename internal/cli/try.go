@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 
 	"github.com/tunecon/tunecon/kit"
@@ -10,7 +11,7 @@ import (
 // cmdTry starts a reference app, benchmarks it and stops it.
 func cmdTry(ctx context.Context, args []string, env Env) (int, error) {
 	var bf benchFlags
-	var af appFlags
+	af := appFlags{withPin: true}
 	p, err := parseCommand("try", args, env, &bf, &af)
 	if err != nil {
 		return 0, err
@@ -19,6 +20,12 @@ func cmdTry(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	split, err := af.split(p)
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintln(env.Stderr, split)
+	cfg.CPUs = split.Apps
 	var code int
 	err = kit.Serving(ctx, p, cfg, func(target *url.URL) error {
 		var err error

@@ -28,15 +28,15 @@ type Tool struct {
 	Duration time.Duration
 	Seed     uint64
 	// AppCPUs, when set, are the only CPUs the apps run on; the tool, and
-	// so the benchmarker, runs on the others (see pin).
+	// so the benchmarker, runs on the others (see kit.SplitCPUs).
 	AppCPUs string
 }
 
 // Setup parses the common flags (-problem, -duration, -seed, -pin), tunes
 // the runtime as the tunecon command does, and returns the tool and a
 // context that ends on Ctrl-C. With -pin (on by default when pinByDefault)
-// it may first run the tool again on the benchmarker's half of the CPUs
-// (see pin). A tool that starts database servers does not pin by default:
+// the tool, and so the benchmarker, keeps to one half of the CPUs and its
+// apps to the other (kit.SplitCPUs). A tool that starts database servers does not pin by default:
 // they would run on the benchmarker's CPUs.
 func Setup(name string, pinByDefault bool) (context.Context, context.CancelFunc, *Tool) {
 	problem := flag.String("problem", "blog", "problem to measure")
@@ -47,7 +47,12 @@ func Setup(name string, pinByDefault bool) (context.Context, context.CancelFunc,
 	kit.TuneRuntime()
 	t := &Tool{Name: name, Duration: *duration, Seed: *seed}
 	if *pinned {
-		t.AppCPUs = t.pin()
+		split, err := kit.SplitCPUs(2)
+		if err != nil {
+			t.Fail(err)
+		}
+		fmt.Printf("%s (-pin=false, or make PIN=0, shares them)\n", split)
+		t.AppCPUs = split.Apps
 	} else {
 		fmt.Println("not pinned: the apps and the benchmarker share every CPU")
 	}

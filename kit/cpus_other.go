@@ -1,0 +1,8 @@
+//go:build !linux
+
+package kit
+
+// SplitCPUs pins nothing where the CPUs a process may use cannot be set.
+func SplitCPUs(min int) (CPUSplit, error) {
+	return CPUSplit{Why: "pinning the app and the benchmarker to CPUs needs Linux; they share every CPU"}, nil
+}
