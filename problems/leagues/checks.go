@@ -67,6 +67,9 @@ func (m *model) checkPlayers(res *engine.Response, t *tenant, list []playerJSON)
 			if t.pendingPlay[*got.DisplayName] == 0 || *got.IsDisqualified || m.idTakenLocked(id) {
 				return wrong(res, "unknown-player", "player %d (%q) was never added to tenant %s", id, *got.DisplayName, t.name)
 			}
+			if why := m.idAboveLocked(id); why != "" {
+				return wrong(res, "id", "%s", why)
+			}
 			m.unpendPlayerLocked(t, *got.DisplayName)
 			p = m.addPlayerLocked(t, id, *got.DisplayName)
 			p.added, p.adopted = res.Received, true
@@ -120,6 +123,9 @@ func (m *model) checkCompetitions(res *engine.Response, t *tenant, list []compet
 		if c == nil {
 			if !t.pendingComp[*got.Title] || *got.IsFinished || m.idTakenLocked(id) {
 				return wrong(res, "unknown-competition", "competition %d (%q) was never added to tenant %s", id, *got.Title, t.name)
+			}
+			if why := m.idAboveLocked(id); why != "" {
+				return wrong(res, "id", "%s", why)
 			}
 			delete(t.pendingComp, *got.Title)
 			c = m.addCompetitionLocked(t, id, *got.Title)
@@ -274,6 +280,9 @@ func (m *model) checkBilling(res *engine.Response, t *tenant, ans billingAnswer)
 		if c == nil {
 			if !t.pendingComp[*b.Title] || *b.IsFinished || m.idTakenLocked(id) {
 				return wrong(res, "unknown-competition", "the bill lists competition %d (%q), never added to tenant %s", id, *b.Title, t.name)
+			}
+			if why := m.idAboveLocked(id); why != "" {
+				return wrong(res, "id", "%s", why)
 			}
 			delete(t.pendingComp, *b.Title)
 			c = m.addCompetitionLocked(t, id, *b.Title)

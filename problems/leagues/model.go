@@ -33,6 +33,11 @@ type model struct {
 	// newIDs is how many the benchmarker has asked for and not yet seen
 	// acknowledged or refused.
 	maxID int64
+	// idBase is the highest id of the initial data; asked is how many ids the
+	// benchmarker has asked for since (a player named in an addition, a
+	// competition opened), and tenantsAsked how many tenants: the generator
+	// goes up by one, so no id is above idBase+asked (MANUAL: "Ids").
+	idBase, asked, tenantsAsked int64
 	// seq numbers the names and titles the benchmarker makes.
 	seq uint64
 	// pendingTenants are tenants whose creation was sent and not acknowledged,
@@ -51,6 +56,10 @@ type model struct {
 
 	tokMu  sync.Mutex
 	tokens map[string]string
+
+	// own says whose each id is and what the players are called, for the
+	// scans of what a viewer may not see (inspect.go).
+	own *owners
 }
 
 // seat is a player a user plays, with their tenant.
@@ -146,8 +155,9 @@ type reads struct {
 
 func newModel(cfg data.Config, in *data.Initial, key *rsa.PrivateKey) *model {
 	m := &model{cfg: cfg, key: key, host: hostSuffix, byName: map[string]*tenant{}, maxID: in.NextID - 1,
+		idBase:         in.NextID - 1,
 		pendingTenants: map[string]time.Time{}, tokens: map[string]string{},
-		seats: map[int]seat{}, liveSeats: map[int]seat{}}
+		seats: map[int]seat{}, liveSeats: map[int]seat{}, own: newOwners(in.NextID - 1)}
 	for _, dt := range in.Tenants {
 		t := &tenant{id: dt.ID, name: dt.Name, display: dt.DisplayName, initial: true, byID: map[int64]*player{},
 			compByID: map[int64]*competition{}, pendingPlay: map[string]int{}, pendingComp: map[string]bool{}}
@@ -155,6 +165,8 @@ func newModel(cfg data.Config, in *data.Initial, key *rsa.PrivateKey) *model {
 			p := &player{id: dp.ID, name: dp.DisplayName, dqInitial: dp.Disqualified}
 			t.players = append(t.players, p)
 			t.byID[p.id] = p
+			m.own.own(p.id, t.id)
+			m.own.name(p.name)
 		}
 		for _, dc := range dt.Competitions {
 			c := &competition{t: t, id: dc.ID, title: dc.Title, initial: true, initialFinished: dc.Finished(),
@@ -165,6 +177,7 @@ func newModel(cfg data.Config, in *data.Initial, key *rsa.PrivateKey) *model {
 				u.score[r.PlayerID] = r.Score
 			}
 			c.uploads = []*upload{u}
+			m.own.own(c.id, t.id)
 			t.comps = append(t.comps, c)
 			t.compByID[c.id] = c
 		}
@@ -250,6 +263,7 @@ func (m *model) tenantSent(name string, sent time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pendingTenants[name] = sent
+	m.tenantsAsked++
 }
 
 // tenantAdded records a tenant the app acknowledged; it returns a complaint
@@ -268,6 +282,10 @@ func (m *model) tenantAdded(id int64, name, display string, sent, answered time.
 func (m *model) addTenantLocked(id int64, name, display string, at time.Time) string {
 	if id <= int64(m.cfg.Tenants) || m.tenantLocked(id) != nil {
 		return fmt.Sprintf("tenant %q was given id %d, which an initial or earlier tenant has", name, id)
+	}
+	if ceil := int64(m.cfg.Tenants) + m.tenantsAsked; id > ceil {
+		return fmt.Sprintf("tenant %q was given id %d; tenant ids go up by one from %d after /initialize, and %d tenants were asked for: none is above %d",
+			name, id, m.cfg.Tenants+1, m.tenantsAsked, ceil)
 	}
 	t := &tenant{id: id, name: name, display: display, byID: map[int64]*player{}, compByID: map[int64]*competition{},
 		pendingPlay: map[string]int{}, pendingComp: map[string]bool{}, created: at}
@@ -299,6 +317,20 @@ func (m *model) checkNewIDsLocked(ids []int64, floor int64) string {
 		case m.idTakenLocked(id):
 			return fmt.Sprintf("new id %d is already a player's or a competition's", id)
 		}
+		if why := m.idAboveLocked(id); why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// idAboveLocked returns a complaint when id is above every id the generator
+// can have handed out: it goes up by one from the initial data's, one id for
+// each player or competition asked for.
+func (m *model) idAboveLocked(id int64) string {
+	if ceil := m.idBase + m.asked; id > ceil {
+		return fmt.Sprintf("new id %d: ids go up by one from %d after /initialize, and %d players and competitions were asked for, so none is above %d",
+			id, m.idBase+1, m.asked, ceil)
 	}
 	return ""
 }
@@ -323,6 +355,7 @@ func (m *model) playersSent(t *tenant, names []string) {
 	for _, n := range names {
 		t.pendingPlay[n]++
 	}
+	m.asked += int64(len(names))
 }
 
 // playersAdded records players the app acknowledged at at (ids in the order of
@@ -368,6 +401,8 @@ func (m *model) addPlayerLocked(t *tenant, id int64, name string) *player {
 	t.players = slices.Insert(t.players, i, p)
 	t.byID[id] = p
 	m.sawIDLocked(id)
+	m.own.own(id, t.id)
+	m.own.name(name)
 	return p
 }
 
@@ -376,6 +411,7 @@ func (m *model) competitionSent(t *tenant, title string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t.pendingComp[title] = true
+	m.asked++
 }
 
 // competitionAdded records a competition the app acknowledged at at, after
@@ -404,6 +440,7 @@ func (m *model) addCompetitionLocked(t *tenant, id int64, title string) *competi
 	t.comps = slices.Insert(t.comps, i, c)
 	t.compByID[id] = c
 	m.sawIDLocked(id)
+	m.own.own(id, t.id)
 	return c
 }
 

@@ -40,6 +40,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	sub := strconv.FormatInt(ps[0].id, 10)
 
 	session(a, host, "")
+	s.watch(a, t.name)
 	if err := s.loadApp(ctx, a); err != nil {
 		return err
 	}
@@ -268,6 +269,9 @@ func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *en
 		return err
 	}
 	defer s.m.releaseCompetition(c)
+	if err := s.m.firstIDs(t, c); err != nil {
+		return err
+	}
 	if err := s.listPlayers(ctx, a, t, engine.NoScore); err != nil {
 		return err
 	}
@@ -292,6 +296,25 @@ func (s *Scenario) preCheckCompetition(ctx context.Context, r *engine.Run, a *en
 		return err
 	}
 	return s.preCheckBill(ctx, r, a, t, c, ps[2], now)
+}
+
+// firstIDs checks the ids of the pre-check's first creations, the first since
+// /initialize: its 3 players and then c get the initial data's next 4 ids.
+func (m *model) firstIDs(t *tenant, c *competition) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var got []int64
+	for _, p := range t.players {
+		if p.id > m.idBase {
+			got = append(got, p.id)
+		}
+	}
+	got = append(got, c.id)
+	want := []int64{m.idBase + 1, m.idBase + 2, m.idBase + 3, m.idBase + 4}
+	if !slices.Equal(got, want) {
+		return engine.Criticalf("id", "the first 3 players and the competition added after /initialize have ids %v, expected %v", got, want)
+	}
+	return nil
 }
 
 // preCheckEmptyRanking checks that p, a player of t, finds the ranking of c, a

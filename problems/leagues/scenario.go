@@ -16,7 +16,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "2"
+const Version = "3"
 
 // Score tags (MANUAL: "Scenario and scoring"): the writes, then the reads.
 const (
@@ -91,9 +91,6 @@ const (
 	// openShare in 10 of a player's picks are a running competition, when the
 	// tenant has one.
 	openShare = 9
-	// One player session in probeEvery first tries a forged or unfit token, or
-	// plays a disqualified player, who must be refused.
-	probeEvery = 8
 	// liveShare in 4 of the players play a tenant an organizer is working on,
 	// when there is one; hugeShare in 8 of the others (and of the organizers)
 	// play the huge tenant.
@@ -168,9 +165,11 @@ type Scenario struct {
 	m        *model
 	mix      *engine.Mix
 	manifest engine.Manifest
-	// other is a key that is not the problem's: tokens it signs must be
-	// refused.
+	// other is a key that is not the problem's, of the same size: tokens it
+	// signs must be refused.
 	other *rsa.PrivateKey
+	// forge makes the tokens of the load's negative cases and counts them.
+	forge *forger
 }
 
 var _ engine.Scenario = (*Scenario)(nil)
@@ -187,7 +186,7 @@ func NewScenario(env kit.Env) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	other, err := rsa.GenerateKey(rand.Reader, 1024)
+	other, err := rsa.GenerateKey(rand.Reader, keys.Bits)
 	if err != nil {
 		return nil, err
 	}
@@ -205,6 +204,7 @@ func NewScenario(env kit.Env) (*Scenario, error) {
 			engine.Share{Role: roleOrganizer, Weight: shareOrganizer}, engine.Share{Role: roleAdmin, Weight: shareAdmin}),
 		manifest: Manifest(),
 		other:    other,
+		forge:    newForger(key, other),
 	}, nil
 }
 

@@ -44,16 +44,14 @@ func (s *Scenario) playerSession(ctx context.Context, r *engine.Run, u *engine.U
 		return nil
 	}
 	defer s.m.giveBack(p)
-	a := u.Agent
-	if u.Rand.IntN(probeEvery) == 0 {
-		if err := s.probe(ctx, r, a, t, p, u.Rand); err != nil {
-			return err
-		}
-	}
-	if err := s.signIn(a, t.name, rolePlayer, strconv.FormatInt(p.id, 10), r.Now()); err != nil {
+	a, w := u.Agent, playerWho(t, p)
+	if err := s.signIn(a, t.name, rolePlayer, w.sub, r.Now()); err != nil {
 		return err
 	}
 	if err := s.loadApp(ctx, a); err != nil {
+		return err
+	}
+	if err := s.maybeRefused(ctx, r, u, w, epPlayerComps, http.MethodGet, "/api/player/competitions", nil, nil); err != nil {
 		return err
 	}
 	comps, err := s.listCompetitions(ctx, a, t, epPlayerComps, "/api/player/competitions", u)
@@ -65,6 +63,9 @@ func (s *Scenario) playerSession(ctx context.Context, r *engine.Run, u *engine.U
 		if c == nil {
 			u.Think(ctx, thinkMin, thinkMax)
 			return nil
+		}
+		if err := s.maybeRefused(ctx, r, u, w, epRanking, http.MethodGet, rankingPath(c.id, 0), nil, nil); err != nil {
+			return err
 		}
 		ranks, left, err := s.readRanking(ctx, r, a, t, p, c, 0, u)
 		if err != nil {
@@ -98,7 +99,11 @@ func (s *Scenario) playerSession(ctx context.Context, r *engine.Run, u *engine.U
 			if !u.Think(ctx, thinkMin, thinkMax) {
 				return nil
 			}
-			if err := s.readProfile(ctx, a, t, ranks[u.Rand.IntN(len(ranks))], u); err != nil {
+			q := ranks[u.Rand.IntN(len(ranks))]
+			if err := s.maybeRefused(ctx, r, u, w, epProfile, http.MethodGet, profilePath(q.id), nil, nil); err != nil {
+				return err
+			}
+			if err := s.readProfile(ctx, a, t, q, u); err != nil {
 				return err
 			}
 		}
@@ -141,6 +146,7 @@ func (s *Scenario) signIn(a *engine.Agent, label, role, sub string, now time.Tim
 		return engine.Internalf("token", "signing a token: %v", err)
 	}
 	session(a, s.m.hostOf(label), tok)
+	s.watch(a, label)
 	return nil
 }
 
@@ -216,49 +222,6 @@ func (s *Scenario) readProfile(ctx context.Context, a *engine.Agent, t *tenant, 
 	return nil
 }
 
-// probe makes one request the app must refuse, with a token that is forged or
-// does not fit, or as a disqualified player of t. It scores nothing.
-func (s *Scenario) probe(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, p *player, rnd *rand.Rand) error {
-	host, sub, now := s.m.hostOf(t.name), strconv.FormatInt(p.id, 10), r.Now()
-	path, endpoint, status := "/api/player/competitions", epPlayerComps, http.StatusUnauthorized
-	var tok, why string
-	var err error
-	switch rnd.IntN(6) {
-	case 0:
-		q := s.m.disqualifiedPlayer(t, rnd)
-		if q == nil {
-			return nil
-		}
-		tok, err = s.m.token(t.name, rolePlayer, strconv.FormatInt(q.id, 10), now)
-		status, why = http.StatusForbidden, "a disqualified player"
-	case 1:
-		tok, err = s.signRaw(s.m.key, "RS256", claims(sub, t.name, rolePlayer, now.Add(-time.Hour).Unix()))
-		why = "an expired token"
-	case 2:
-		other := s.m.tenant(1 + int64(rnd.IntN(s.m.cfg.Tenants)))
-		if other == nil || other == t {
-			return nil
-		}
-		tok, err = s.m.token(other.name, rolePlayer, sub, now)
-		why = "a token for another tenant"
-	case 3:
-		tok, err = s.signRaw(nil, "none", claims(sub, t.name, rolePlayer, now.Add(tokenLife).Unix()))
-		why = "an unsigned token (alg none)"
-	case 4:
-		tok, err = s.signRaw(s.other, "RS256", claims(sub, t.name, rolePlayer, now.Add(tokenLife).Unix()))
-		why = "a token signed with another key"
-	default:
-		tok, err = s.m.token(t.name, rolePlayer, sub, now)
-		path, endpoint, status, why = "/api/organizer/players", epPlayers, http.StatusForbidden, "a player on an organizer's endpoint"
-	}
-	if err != nil {
-		return engine.Internalf("token", "signing a token: %v", err)
-	}
-	session(a, host, tok)
-	_, err = refused(ctx, a, endpoint, http.MethodGet, path, nil, nil, status, why)
-	return err
-}
-
 // The organizers.
 
 // organizerSession: the organizer of t opens the app and lists the players;
@@ -274,6 +237,10 @@ func (s *Scenario) organizerSession(ctx context.Context, r *engine.Run, u *engin
 		return err
 	}
 	if err := s.loadApp(ctx, a); err != nil {
+		return err
+	}
+	w := organizerWho(t)
+	if err := s.maybeRefused(ctx, r, u, w, epPlayers, http.MethodGet, "/api/organizer/players", nil, nil); err != nil {
 		return err
 	}
 	if err := s.listPlayers(ctx, a, t, u); err != nil {
@@ -297,6 +264,10 @@ func (s *Scenario) organizerSession(ctx context.Context, r *engine.Run, u *engin
 	}
 	opened := c == nil
 	if opened {
+		body := []byte(`{"title":"` + s.m.title() + `"}`)
+		if err := s.maybeRefused(ctx, r, u, w, epAddCompetition, http.MethodPost, "/api/organizer/competitions", jsonHeader(), body); err != nil {
+			return err
+		}
 		var err error
 		if c, err = s.addCompetition(ctx, a, t, u); err != nil {
 			return err
@@ -317,29 +288,44 @@ func (s *Scenario) organizerSession(ctx context.Context, r *engine.Run, u *engin
 		}
 	}
 	if opened {
-		if err := s.finish(ctx, r, a, c, u); err != nil {
-			return err
-		}
-		if u.Rand.IntN(lateUploadEvery) == 0 {
-			if err := s.lateUpload(ctx, r, a, c, s.m.scoreRows(t, u.Rand)); err != nil {
-				return err
-			}
-		}
-		if err := s.readBilling(ctx, a, t, u); err != nil {
-			return err
-		}
-		s.m.mu.Lock()
-		exact := c.finishAnswered.Add(billDelay)
-		s.m.mu.Unlock()
-		if !r.SleepUntil(ctx, exact) {
-			return nil
-		}
-		if err := s.readBilling(ctx, a, t, u); err != nil {
+		if done, err := s.finishAndBill(ctx, r, u, w, c); done || err != nil {
 			return err
 		}
 	}
+	if err := s.maybeRefused(ctx, r, u, w, epOrgCompetitions, http.MethodGet, "/api/organizer/competitions", nil, nil); err != nil {
+		return err
+	}
 	_, err := s.listCompetitions(ctx, a, t, epOrgCompetitions, "/api/organizer/competitions", u)
 	return err
+}
+
+// finishAndBill finishes c, which w, its tenant's organizer, opened; now and
+// then tries an upload after the finish, which must be refused; and reads the
+// bill at once and again billDelay after the finish, when it must be exact.
+// done: the load ended meanwhile.
+func (s *Scenario) finishAndBill(ctx context.Context, r *engine.Run, u *engine.User, w who, c *competition) (bool, error) {
+	a, t := u.Agent, w.t
+	if err := s.finish(ctx, r, a, c, u); err != nil {
+		return false, err
+	}
+	if u.Rand.IntN(lateUploadEvery) == 0 {
+		if err := s.lateUpload(ctx, r, a, c, s.m.scoreRows(t, u.Rand)); err != nil {
+			return false, err
+		}
+	}
+	if err := s.maybeRefused(ctx, r, u, w, epOrgBilling, http.MethodGet, "/api/organizer/billing", nil, nil); err != nil {
+		return false, err
+	}
+	if err := s.readBilling(ctx, a, t, u); err != nil {
+		return false, err
+	}
+	s.m.mu.Lock()
+	exact := c.finishAnswered.Add(billDelay)
+	s.m.mu.Unlock()
+	if !r.SleepUntil(ctx, exact) {
+		return true, nil
+	}
+	return false, s.readBilling(ctx, a, t, u)
 }
 
 // organizerSub is the subject of the organizers' tokens.
@@ -555,6 +541,9 @@ func (s *Scenario) adminSession(ctx context.Context, r *engine.Run, u *engine.Us
 	}
 	before := int64(0)
 	for {
+		if err := s.maybeRefused(ctx, r, u, adminWho, epAdminBilling, http.MethodGet, adminBillingPath(before), nil, nil); err != nil {
+			return err
+		}
 		n, last, err := s.readAdminPage(ctx, a, before, u)
 		if err != nil {
 			return err

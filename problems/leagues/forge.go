@@ -1,0 +1,209 @@
+package leagues
+
+import (
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tunecon/tunecon/problems/leagues/keys"
+)
+
+// The negative cases of the load: now and then, inside a session, a user sends
+// the request it is about to send with a token the app must refuse. The tokens
+// look like the user's own: the same header, the same claims in the same order,
+// a signature of the real key's length (a real one with a bit flipped, one over
+// other claims, random bytes, or another key's of the same size), so that an
+// app that checks a token's shape, its signature's length or its audience's
+// role alone lets some through.
+
+// negKind is one kind of token the app must refuse.
+type negKind int
+
+const (
+	negRandomSig      negKind = iota // the viewer's claims, random bytes of a signature's length
+	negFlippedBit                    // the viewer's token with one bit of its signature flipped
+	negChangedClaims                 // a real signature over the viewer's claims changed
+	negAlgNone                       // alg none, with no signature or the real one
+	negOtherKey                      // signed by another key of the real key's size
+	negExpired                       // signed by the real key, expired
+	negWrongRole                     // a real token of a role the endpoint refuses (403)
+	negOtherOrganizer                // another tenant's organizer (401)
+	negOtherPlayer                   // another tenant's player (401)
+	negDisqualified                  // a disqualified player of the tenant (403)
+	negKinds
+)
+
+// negNames name the kinds in messages.
+var negNames = [negKinds]string{
+	"a token with a random signature", "a token with one bit of its signature flipped",
+	"a real signature over changed claims", "an unsigned token (alg none)", "a token signed with another key",
+	"an expired token", "a token of a role the endpoint refuses", "another tenant's organizer",
+	"another tenant's player", "a disqualified player",
+}
+
+// negStatus is the status the manual gives each kind.
+func (k negKind) status() int {
+	switch k {
+	case negWrongRole, negDisqualified:
+		return http.StatusForbidden
+	}
+	return http.StatusUnauthorized
+}
+
+// negEvery: before each of a session's requests, one time in negEvery the user
+// first sends it with a token of a kind drawn at random. negEndpoint marks
+// those requests in the result's table, so that their count and time show.
+const (
+	negEvery    = 40
+	negEndpoint = " (refused token)"
+)
+
+// forger makes the refused tokens of a run and counts what they cost. The
+// signed ones (another key's, expired, the admin's role on a tenant's host)
+// are made once per seat and kept: RSA signing costs about a millisecond of
+// CPU.
+type forger struct {
+	key, other *rsa.PrivateKey
+	mu         sync.Mutex
+	kept       map[string]string
+	// sent counts the negative requests by kind; signed the signatures made,
+	// and signing the time they took.
+	sent    [negKinds]atomic.Int64
+	signed  atomic.Int64
+	signing atomic.Int64
+}
+
+func newForger(key, other *rsa.PrivateKey) *forger {
+	return &forger{key: key, other: other, kept: map[string]string{}}
+}
+
+var b64 = base64.RawURLEncoding
+
+// rs256Header is the header of the real tokens, as keys.Sign writes it.
+var rs256Header = b64.EncodeToString([]byte(`{"alg":"RS256","typ":"JWT"}`))
+
+// compact joins a token's parts.
+func compact(head string, c keys.Claims, sig []byte) string {
+	body, _ := json.Marshal(c)
+	return head + "." + b64.EncodeToString(body) + "." + b64.EncodeToString(sig)
+}
+
+// signWith signs c with RS256 by key, counting the cost; kept under id, a
+// token is made once.
+func (f *forger) signWith(id string, key *rsa.PrivateKey, c keys.Claims) (string, error) {
+	f.mu.Lock()
+	tok, ok := f.kept[id]
+	f.mu.Unlock()
+	if ok {
+		return tok, nil
+	}
+	start := time.Now()
+	tok, err := keys.Sign(key, c)
+	f.signing.Add(int64(time.Since(start)))
+	f.signed.Add(1)
+	if err != nil {
+		return "", err
+	}
+	f.mu.Lock()
+	f.kept[id] = tok
+	f.mu.Unlock()
+	return tok, nil
+}
+
+// split returns a real token's claims and signature.
+func split(tok string) (keys.Claims, []byte, bool) {
+	parts := strings.Split(tok, ".")
+	if len(parts) != 3 {
+		return keys.Claims{}, nil, false
+	}
+	body, err := b64.DecodeString(parts[1])
+	sig, err2 := b64.DecodeString(parts[2])
+	var c keys.Claims
+	if err != nil || err2 != nil || json.Unmarshal(body, &c) != nil {
+		return keys.Claims{}, nil, false
+	}
+	return c, sig, true
+}
+
+// tampered returns own, a real token, spoiled by kind: a random signature of
+// its length, one bit of it flipped, its signature over claims changed (the
+// subject, the role, the audience or a later expiry), or alg none.
+func tampered(own string, kind negKind, others []string, rnd *rand.Rand) string {
+	c, sig, ok := split(own)
+	if !ok {
+		return own + "x"
+	}
+	switch kind {
+	case negRandomSig:
+		bad := make([]byte, len(sig))
+		for i := range bad {
+			bad[i] = byte(rnd.UintN(256))
+		}
+		return compact(rs256Header, c, bad)
+	case negFlippedBit:
+		bad := append([]byte(nil), sig...)
+		bit := rnd.IntN(len(bad) * 8)
+		bad[bit/8] ^= 1 << (bit % 8)
+		return compact(rs256Header, c, bad)
+	case negChangedClaims:
+		switch rnd.IntN(4) {
+		case 0:
+			c.Exp += int64(1 + rnd.IntN(400*24*3600))
+		case 1:
+			c.Role = map[string]string{rolePlayer: roleOrganizer, roleOrganizer: rolePlayer, roleAdmin: roleOrganizer}[c.Role]
+		case 2:
+			if aud := others[rnd.IntN(len(others))]; aud != c.Aud {
+				c.Aud = aud
+			} else {
+				c.Exp++
+			}
+		default:
+			if n, err := strconv.ParseInt(c.Sub, 10, 64); err == nil {
+				c.Sub = strconv.FormatInt(n+1+rnd.Int64N(50), 10)
+			} else {
+				c.Sub += strconv.Itoa(rnd.IntN(10))
+			}
+		}
+		return compact(rs256Header, c, sig)
+	default: // negAlgNone
+		head := b64.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
+		if rnd.IntN(2) == 0 {
+			sig = nil
+		}
+		return compact(head, c, sig)
+	}
+}
+
+// signedFake returns a token of c signed by the other key, or by the real key
+// expired (c.Exp moved into the past by a random span, kept for the seat).
+func (f *forger) signedFake(kind negKind, c keys.Claims, now time.Time, rnd *rand.Rand) (string, error) {
+	id := strconv.Itoa(int(kind)) + "\x00" + seatKey(c.Aud, c.Role, c.Sub)
+	if kind == negOtherKey {
+		return f.signWith(id, f.other, c)
+	}
+	c.Exp = now.Add(-time.Duration(1+rnd.IntN(30*24*3600)) * time.Second).Unix()
+	return f.signWith(id, f.key, c)
+}
+
+// negStats sums up the negative cases of a run for the staff log.
+func (f *forger) negStats() string {
+	var b strings.Builder
+	total := int64(0)
+	for k := range negKinds {
+		n := f.sent[k].Load()
+		total += n
+		if n > 0 {
+			b.WriteString("; " + negNames[k] + ": " + strconv.FormatInt(n, 10))
+		}
+	}
+	return strconv.FormatInt(total, 10) + " negative requests" + b.String() + "; " +
+		strconv.FormatInt(f.signed.Load(), 10) + " tokens signed for them in " +
+		time.Duration(f.signing.Load()).Round(time.Millisecond).String()
+}

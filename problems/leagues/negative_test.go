@@ -1,0 +1,120 @@
+package leagues
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	mrand "math/rand/v2"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/leagues/keys"
+)
+
+// verifies reports whether tok's signature is RS256 by key's public half.
+func verifies(key *rsa.PrivateKey, tok string) bool {
+	i := strings.LastIndexByte(tok, '.')
+	sig, err := b64.DecodeString(tok[i+1:])
+	if err != nil || !strings.HasPrefix(tok, rs256Header+".") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(tok[:i]))
+	return rsa.VerifyPKCS1v15(&key.PublicKey, crypto.SHA256, sum[:], sig) == nil
+}
+
+// TestTamperedTokens: every spoiled token keeps the real signature's length
+// (but alg none's, which may have none) and fails verification, and its
+// claims differ or its signature does.
+func TestTamperedTokens(t *testing.T) {
+	key, err := keys.Private()
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := keys.Sign(key, keys.Claims{Sub: "12", Aud: "tiny-league-1", Role: rolePlayer, Exp: 1900000000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !verifies(key, own) {
+		t.Fatal("the real token does not verify")
+	}
+	realLen := len(own) - strings.LastIndexByte(own, '.')
+	rnd := mrand.New(mrand.NewPCG(1, 2))
+	for _, kind := range []negKind{negRandomSig, negFlippedBit, negChangedClaims, negAlgNone} {
+		for range 50 {
+			tok := tampered(own, kind, []string{"other-league", adminLabel}, rnd)
+			if tok == own || verifies(key, tok) {
+				t.Fatalf("%s: %q is the real token, or verifies", negNames[kind], tok)
+			}
+			if n := len(tok) - strings.LastIndexByte(tok, '.'); kind != negAlgNone && n != realLen {
+				t.Fatalf("%s: a signature of %d characters, the real ones have %d", negNames[kind], n, realLen)
+			}
+		}
+	}
+	other, err := rsa.GenerateKey(rand.Reader, keys.Bits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newForger(key, other)
+	c, _, _ := split(own)
+	for _, kind := range []negKind{negOtherKey, negExpired} {
+		tok, err := f.signedFake(kind, c, t0, rnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, _ := split(tok)
+		if n := len(tok) - strings.LastIndexByte(tok, '.'); n != realLen {
+			t.Fatalf("%s: a signature of %d characters, the real ones have %d", negNames[kind], n, realLen)
+		}
+		if kind == negOtherKey && verifies(key, tok) || kind == negExpired && got.Exp >= t0.Unix() {
+			t.Fatalf("%s: %+v is not refused", negNames[kind], got)
+		}
+	}
+}
+
+// TestScan: ids of other tenants, any id in a refusal and a player's name in an
+// error are found; the viewer's own tenant's ids are not.
+func TestScan(t *testing.T) {
+	m, tn, _ := tinyModel(t)
+	m.own.own(500, 7) // a player of another tenant
+	m.own.name("Aiko Tanaka")
+	res := func(status int, body string) *engine.Response {
+		return &engine.Response{URL: &url.URL{Path: "/api/player/competitions/10/ranking"}, StatusCode: status, Body: []byte(body)}
+	}
+	for _, c := range []struct {
+		status int
+		body   string
+		leak   bool
+	}{
+		{http.StatusOK, `{"ranks":[{"rank":1,"player_id":2,"display_name":"B","score":1}]}`, false},
+		{http.StatusOK, `{"tenant":{"id":1},"player":{"id":3}}`, false},
+		{http.StatusOK, `{"ranks":[{"rank":1,"player_id": 500,"display_name":"B","score":1}]}`, true},
+		{http.StatusOK, `{"player":{"id":2},"extra":{"competition_id":500}}`, true},
+		{http.StatusUnauthorized, `{"error":"invalid token"}`, false},
+		{http.StatusUnauthorized, `{"error":"invalid token","player":{"id":2}}`, true},
+		{http.StatusForbidden, `{"error":"forbidden","last_id":3}`, true},
+		{http.StatusNotFound, `{"error":"not found: Aiko Tanaka"}`, true},
+		{http.StatusNotFound, `{"error":"not found"}`, false},
+	} {
+		err := m.own.scan(res(c.status, c.body), tn.id, false)
+		if (err != nil) != c.leak {
+			t.Errorf("%d %s: scan says %v, want a leak: %v", c.status, c.body, err, c.leak)
+		}
+	}
+}
+
+// TestIDCeiling: an id above the initial data's plus the ids asked for is
+// refused; one within is not.
+func TestIDCeiling(t *testing.T) {
+	m, tn, _ := tinyModel(t)
+	m.playersSent(tn, []string{"D", "E"})
+	if why := m.playersAdded(tn, []string{"D", "E"}, []int64{11, 13}, 10, t0); why == "" {
+		t.Error("id 13 after 2 ids asked from 11 passed")
+	}
+	if why := m.playersAdded(tn, []string{"D", "E"}, []int64{11, 12}, 10, t0); why != "" {
+		t.Error(why)
+	}
+}
