@@ -242,7 +242,7 @@ type cheatRankingEntry struct {
 			if c, ok := v["competition"].(map[string]any); ok {
 				c["id"] = 1
 			}
-		}), want: `new id 1 is not above`},
+		}), want: `new id 1 is not above|carries id 1, of a player or competition of tenant 1`},
 
 		// Bills.
 		{name: "billing off by one visit", patch: [][2]string{{"b.Scored = int64(len(scored))",

@@ -1,0 +1,177 @@
+package leagues_test
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
+	"github.com/tunecon/tunecon/kit/apptest"
+	"github.com/tunecon/tunecon/problems/leagues"
+)
+
+// patchedTuned benchmarks the tuned solution with its files changed: patches
+// maps a file of solutions/go to its replacements, each of which must match
+// exactly once.
+func patchedTuned(t *testing.T, load time.Duration, patches map[string][][2]string) *engine.Result {
+	t.Helper()
+	src, dst := "solutions/go", t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		code := string(data)
+		for _, r := range patches[rel] {
+			if strings.Count(code, r[0]) != 1 {
+				t.Fatalf("the tuned %s no longer contains %q exactly once: update the defect", rel, r[0])
+			}
+			code = strings.Replace(code, r[0], r[1], 1)
+		}
+		return os.WriteFile(filepath.Join(dst, rel), []byte(code), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, dst)
+	return apptest.Bench(t, leagues.Problem, app, load)
+}
+
+// The tuned solution's code the patches change.
+const (
+	tunedParse = `_, err := jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
+		jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))`
+	tunedBadToken = `	tok, ok := app.verify(cookie.Value, label)
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "invalid token")
+		return nil, false
+	}`
+	tunedPlayerFound = `if v.player = v.tenant.player(id); v.player == nil {`
+	tunedNextID      = `first := v.st.nextID.Add(n) - n`
+)
+
+// sigShapeOnly takes a token's claims without verifying its signature, but for
+// its algorithm and its length (that of a 2,048-bit key's).
+const sigShapeOnly = `var parsed *jwt.Token
+		parsed, _, err = jwt.NewParser().ParseUnverified(token, &claims)
+		if err == nil && (parsed.Method.Alg() != "RS256" || len(token)-strings.LastIndexByte(token, '.')-1 != 342) {
+			err = jwt.ErrTokenSignatureInvalid
+		}
+		if err == nil {
+			err = jwt.NewValidator(jwt.WithExpirationRequired(), jwt.WithAudience(label)).Validate(claims)
+		}`
+
+// tunedVerify replaces the tuned app's verification of a token's signature and
+// claims with cheat (which sets err), everywhere or on every path but /api/me,
+// where the pre-check tries its tokens.
+func tunedVerify(everywhere bool, cheat string) map[string][][2]string {
+	strict := "false"
+	if !everywhere {
+		strict = `r.URL.Path == "/api/me"`
+	}
+	return map[string][][2]string{"handlers.go": {
+		{"func (app *App) verify(token, label string) (verifiedToken, bool) {", "func (app *App) verify(token, label string, strict bool) (verifiedToken, bool) {"},
+		{"tok, ok := app.verify(cookie.Value, label)", "tok, ok := app.verify(cookie.Value, label, " + strict + ")"},
+		{tunedParse, `var err error
+	if strict {
+		_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
+			jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))
+	} else {
+		` + cheat + `
+	}`},
+	}}
+}
+
+// tunedImportAtomic adds sync/atomic to the tuned handlers.
+var tunedImportAtomic = [2]string{"\t\"sync\"\n", "\t\"sync\"\n\t\"sync/atomic\"\n"}
+
+// tunedClockIDs makes the id generator jump to the clock (microseconds) once
+// it has passed from: ids still increase and are never reused.
+func tunedClockIDs(from int) [][2]string {
+	return [][2]string{{tunedNextID, `if clock := time.Now().UnixMicro(); v.st.nextID.Load() > ` + strconv.Itoa(from) + ` {
+		for cur := v.st.nextID.Load(); cur < clock && !v.st.nextID.CompareAndSwap(cur, clock); cur = v.st.nextID.Load() {
+		}
+	}
+	` + tunedNextID}}
+}
+
+// leakyUnauthorized makes every 401 of a bad token carry the last player the
+// app served, or their name alone (name true).
+func leakyUnauthorized(name bool) [][2]string {
+	carry := `body = append(appendPlayer(append(body, ` + "`" + `,"player":` + "`" + `...), p), '}')`
+	if name {
+		carry = `body = append(append(append(body[:len(body)-1], " (last: "...), p.displayName...), ")\"}"...)`
+	}
+	return [][2]string{tunedImportAtomic,
+		{"type tokenClaims struct {", "var lastServed atomic.Pointer[player]\n\ntype tokenClaims struct {"},
+		{tunedPlayerFound, "if v.player = v.tenant.player(id); v.player != nil {\n\t\t\tlastServed.Store(v.player)\n\t\t}\n\t\t" + tunedPlayerFound},
+		{tunedBadToken, `	tok, ok := app.verify(cookie.Value, label)
+	if !ok {
+		body := []byte(` + "`" + `{"error":"invalid token"` + "`" + `)
+		if p := lastServed.Load(); p != nil {
+			` + carry + `
+		} else {
+			body = append(body, '}')
+		}
+		writeRaw(w, http.StatusUnauthorized, body)
+		return nil, false
+	}`},
+	}
+}
+
+// TestTunedDefectsFail: the cheats of issue 27 on the tuned solution, each a
+// patched build, FAIL the run for their own reason.
+func TestTunedDefectsFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	for _, c := range []struct {
+		name    string
+		patches map[string][][2]string
+		want    string
+		inLoad  bool // the pre-check must pass, the load must catch it
+	}{
+		{name: "a signature not verified, only the token's shape and its signature's length",
+			patches: tunedVerify(true, sigShapeOnly), want: `a token signed with another key: expected status 401, got 200`},
+		{name: "a signature verified on /api/me only, elsewhere the shape and the length", patches: tunedVerify(false, sigShapeOnly),
+			want: `(signed with another key|random signature|bit of its signature flipped|signature over changed claims): expected status 401, got (200|403)`, inLoad: true},
+		{name: "another tenant's organizer accepted but on /api/me", patches: tunedVerify(false, `_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
+			jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired())
+		if err == nil && claims.Role != roleOrganizer && !slices.Contains(claims.Audience, label) {
+			err = jwt.ErrTokenInvalidAudience
+		}`), want: `another tenant's organizer: expected status 401, got (200|403)`, inLoad: true},
+		{name: "alg none accepted but on /api/me", patches: tunedVerify(false, `var parsed *jwt.Token
+		if parsed, _, err = jwt.NewParser().ParseUnverified(token, &claims); err != nil || parsed.Method.Alg() != "none" {
+			_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
+				jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))
+		}`), want: `alg none\): expected status 401, got 200`, inLoad: true},
+		{name: "another player's data in a 401's body", patches: map[string][][2]string{"handlers.go": leakyUnauthorized(false)},
+			want: `a 401 answer carries id \d+, of a player or competition`},
+		{name: "another player's name in a 401's text", patches: map[string][][2]string{"handlers.go": leakyUnauthorized(true)},
+			want: `a 401 answer carries the name of a player`},
+		{name: "ids jumping to the clock", patches: map[string][][2]string{"handlers.go": tunedClockIDs(0)},
+			want: `new id \d+: ids go up by one from 14769`},
+		{name: "ids jumping to the clock once the load is on", patches: map[string][][2]string{"handlers.go": tunedClockIDs(14780)},
+			want: `new id \d+: ids go up by one from 14769`, inLoad: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := patchedTuned(t, 8*time.Second, c.patches)
+			apptest.ExpectFail(t, res, c.want)
+			if c.inLoad && (len(res.Phases) < 3 || !res.Phases[1].Passed) {
+				t.Errorf("the pre-check caught it, not the load: %+v", res.Phases)
+			}
+		})
+	}
+}
