@@ -188,7 +188,7 @@ func (f *forger) signedFake(kind negKind, c keys.Claims, now time.Time, rnd *ran
 	if kind == negOtherKey {
 		return f.signWith(id, f.other, c)
 	}
-	c.Exp = now.Add(-time.Duration(1+rnd.IntN(30*24*3600)) * time.Second).Unix()
+	c.Exp = now.Add(-time.Duration(60+rnd.IntN(30*24*3600)) * time.Second).Unix()
 	return f.signWith(id, f.key, c)
 }
 

@@ -324,6 +324,21 @@ func (m *model) checkNewIDsLocked(ids []int64, floor int64) string {
 	return ""
 }
 
+// refusedCreation counts n ids (or tenants) asked for by a request to
+// endpoint that the app must refuse: the manual says a refusal uses no id,
+// but the ceiling leaves room for an app that spends one anyway (a unique key
+// that fails on MariaDB spends an AUTO_INCREMENT value).
+func (m *model) refusedCreation(endpoint string, n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	switch endpoint {
+	case epAddTenant:
+		m.tenantsAsked += n
+	case epAddPlayers, epAddCompetition:
+		m.asked += n
+	}
+}
+
 // idAboveLocked returns a complaint when id is above every id the generator
 // can have handed out: it goes up by one from the initial data's, one id for
 // each player or competition asked for.

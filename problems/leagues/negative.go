@@ -46,6 +46,7 @@ func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.Us
 		return engine.Internalf("token", "signing a token: %v", err)
 	}
 	s.forge.sent[kind].Add(1)
+	s.m.refusedCreation(endpoint, 1)
 	host := s.m.hostOf(w.label)
 	session(u.Agent, host, tok)
 	defer session(u.Agent, host, own)

@@ -490,6 +490,7 @@ func (s *Scenario) preCheckAdmin(ctx context.Context, r *engine.Run, a *engine.A
 			status = http.StatusConflict
 		}
 		body := []byte(`{"name":"` + bad.name + `","display_name":"Bad"}`)
+		s.m.refusedCreation(epAddTenant, 1)
 		if _, err := refused(ctx, a, epAddTenant, http.MethodPost, "/api/admin/tenants", jsonHeader(), body, status, bad.why); err != nil {
 			return err
 		}
@@ -541,6 +542,7 @@ func (s *Scenario) preCheckBadRequests(ctx context.Context, r *engine.Run, a *en
 		if bad.body != "" {
 			body, h = []byte(bad.body), jsonHeader()
 		}
+		s.m.refusedCreation(bad.endpoint, 1)
 		if _, err := refused(ctx, a, bad.endpoint, bad.method, bad.path, h, body, bad.status, bad.why); err != nil {
 			return err
 		}
