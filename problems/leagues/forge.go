@@ -4,6 +4,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -71,17 +72,36 @@ const (
 // CPU.
 type forger struct {
 	key, other *rsa.PrivateKey
+	start      time.Time // when the run's forger was made
 	mu         sync.Mutex
 	kept       map[string]string
 	// sent counts the negative requests by kind; signed the signatures made,
 	// and signing the time they took.
-	sent    [negKinds]atomic.Int64
-	signed  atomic.Int64
-	signing atomic.Int64
+	sent        [negKinds]atomic.Int64
+	signed      atomic.Int64
+	signing     atomic.Int64
+	overBudgets atomic.Int64
 }
 
 func newForger(key, other *rsa.PrivateKey) *forger {
-	return &forger{key: key, other: other, kept: map[string]string{}}
+	return &forger{key: key, other: other, start: time.Now(), kept: map[string]string{}}
+}
+
+// The signing of the refused tokens is bounded: past signFree, at most
+// signShare of one core's time since the run began; over it, a kind that
+// needs a signature gives way to one that does not.
+const (
+	signFree  = 100 * time.Millisecond
+	signShare = 100 // 1%
+)
+
+// errSignBudget: the signing budget is spent for now.
+var errSignBudget = errors.New("the signing budget of the refused tokens is spent")
+
+// overBudget reports whether signing one more token now would pass the
+// budget.
+func (f *forger) overBudget() bool {
+	return time.Duration(f.signing.Load()) > signFree+time.Since(f.start)/signShare
 }
 
 var b64 = base64.RawURLEncoding
@@ -103,6 +123,9 @@ func (f *forger) signWith(id string, key *rsa.PrivateKey, c keys.Claims) (string
 	f.mu.Unlock()
 	if ok {
 		return tok, nil
+	}
+	if f.overBudget() {
+		return "", errSignBudget
 	}
 	start := time.Now()
 	tok, err := keys.Sign(key, c)
@@ -205,5 +228,6 @@ func (f *forger) negStats() string {
 	}
 	return strconv.FormatInt(total, 10) + " negative requests" + b.String() + "; " +
 		strconv.FormatInt(f.signed.Load(), 10) + " tokens signed for them in " +
-		time.Duration(f.signing.Load()).Round(time.Millisecond).String()
+		time.Duration(f.signing.Load()).Round(time.Millisecond).String() + ", " +
+		strconv.FormatInt(f.overBudgets.Load(), 10) + " kinds changed for the signing budget"
 }

@@ -2,6 +2,7 @@ package leagues
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -42,6 +43,10 @@ func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.Us
 	}
 	kind := negKind(u.Rand.IntN(int(negKinds)))
 	tok, kind, err := s.refusedToken(w, own, kind, now, u.Rand)
+	if errors.Is(err, errSignBudget) {
+		s.forge.overBudgets.Add(1)
+		tok, kind, err = tampered(own, negFlippedBit, nil, u.Rand), negFlippedBit, nil
+	}
 	if err != nil {
 		return engine.Internalf("token", "signing a token: %v", err)
 	}
