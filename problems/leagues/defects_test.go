@@ -238,6 +238,9 @@ type cheatRankingEntry struct {
 				v["players"] = l[1:]
 			}
 		}), want: `player \d+ .* is not listed`},
+		{name: "another tenant's player in a field the checks do not read", proxy: rewriteJSON(http.MethodGet, `/api/player/competitions`, func(v map[string]any) {
+			v["featured"] = map[string]any{"id": 1, "display_name": "X", "is_disqualified": false}
+		}), want: `an answer on tenant \d+'s host carries id 1, of a player or competition of tenant 1`},
 		{name: "a new competition given an old id", proxy: rewriteJSON(http.MethodPost, `/api/organizer/competitions`, func(v map[string]any) {
 			if c, ok := v["competition"].(map[string]any); ok {
 				c["id"] = 1
