@@ -17,7 +17,7 @@ import (
 // the run.
 func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	start := r.Now()
-	r.Logf("the load's %s", s.forge.negStats())
+	r.Logf("the pre-check's and the load's %s", s.forge.negStats())
 	a := r.NewAgent()
 	defer a.Close()
 	s.m.mu.Lock()

@@ -36,16 +36,22 @@ func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.Us
 	if u.Rand.IntN(negEvery) != 0 {
 		return nil
 	}
-	now := r.Now()
+	kind := negKind(u.Rand.IntN(int(negKinds)))
+	return s.sendRefused(ctx, u.Agent, w, kind, r.Now(), u.Rand, endpoint, method, path, header, body)
+}
+
+// sendRefused sends a request of w's with a token of kind (another one if it
+// does not apply, or if the signing budget is spent), then gives a w's own
+// token back: the answer must be the manual's status for it.
+func (s *Scenario) sendRefused(ctx context.Context, a *engine.Agent, w who, kind negKind, now time.Time, rnd *rand.Rand, endpoint, method, path string, header http.Header, body []byte) error {
 	own, err := s.m.token(w.label, w.role, w.sub, now)
 	if err != nil {
 		return engine.Internalf("token", "signing a token: %v", err)
 	}
-	kind := negKind(u.Rand.IntN(int(negKinds)))
-	tok, kind, err := s.refusedToken(w, own, kind, now, u.Rand)
+	tok, kind, err := s.refusedToken(w, own, kind, now, rnd)
 	if errors.Is(err, errSignBudget) {
 		s.forge.overBudgets.Add(1)
-		tok, kind, err = tampered(own, negFlippedBit, nil, u.Rand), negFlippedBit, nil
+		tok, kind, err = tampered(own, negFlippedBit, nil, rnd), negFlippedBit, nil
 	}
 	if err != nil {
 		return engine.Internalf("token", "signing a token: %v", err)
@@ -53,9 +59,9 @@ func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.Us
 	s.forge.sent[kind].Add(1)
 	s.m.refusedCreation(endpoint, 1)
 	host := s.m.hostOf(w.label)
-	session(u.Agent, host, tok)
-	defer session(u.Agent, host, own)
-	res, err := send(ctx, u.Agent, endpoint+negEndpoint, method, path, header, body)
+	session(a, host, tok)
+	defer session(a, host, own)
+	res, err := send(ctx, a, endpoint+negEndpoint, method, path, header, body)
 	if err != nil {
 		return err
 	}
@@ -63,6 +69,24 @@ func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.Us
 		return res.Criticalf("refusal", "%s: expected status %d, got %d", negNames[kind], kind.status(), res.StatusCode)
 	}
 	return res.Check(apiAnswer)
+}
+
+// preCheckRefused checks, one request at a time, that the organizer of t
+// and the admin are refused with every kind of token that is forged or not
+// theirs, on one of their own endpoints each.
+func (s *Scenario) preCheckRefused(ctx context.Context, r *engine.Run, a *engine.Agent, t *tenant, rnd *rand.Rand) error {
+	for _, c := range []struct {
+		w              who
+		endpoint, path string
+	}{{organizerWho(t), epPlayers, "/api/organizer/players"}, {adminWho, epAdminBilling, "/api/admin/billing"}} {
+		s.watch(a, c.w.label)
+		for kind := range negKinds {
+			if err := s.sendRefused(ctx, a, c.w, kind, r.Now(), rnd, c.endpoint, http.MethodGet, c.path, nil, nil); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // refusedToken returns a token of kind for a request w would make with own,

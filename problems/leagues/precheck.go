@@ -65,6 +65,9 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := s.preCheckAdmin(ctx, r, a, t, ps[0]); err != nil {
 		return err
 	}
+	if err := s.preCheckRefused(ctx, r, a, t, rnd); err != nil {
+		return err
+	}
 	return s.preCheckBadRequests(ctx, r, a, t)
 }
 
