@@ -3,8 +3,10 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -197,4 +199,136 @@ func checkAttacked(svc *services.Services, it item, p data.Params, sent, receive
 		return it.wrong("a list replaced %s before /data was asked; at most %s", sent.Sub(v.End).Round(time.Millisecond), attackedFreshness)
 	}
 	return nil
+}
+
+// viewer is who an agent's answers are for: the user signed in (or signing
+// in) on it, nil when none is.
+type viewer struct{ u atomic.Pointer[user] }
+
+func (v *viewer) set(u *user) { v.u.Store(u) }
+
+// watch makes every answer a gets pass the leak scan for its viewer, and
+// returns the viewer for the caller to set.
+func (s *Scenario) watch(a *engine.Agent) *viewer {
+	v := &viewer{}
+	a.Inspect(func(res *engine.Response) error { return s.m.scan(res.Body, v.u.Load()) })
+	return v
+}
+
+// emailDomain ends every user's email (MANUAL: "Initial data").
+const emailDomain = "@dashboard.test"
+
+// scan looks, in one pass over an answer whatever its status, for what names
+// another user's data: an email of another user, and the parameters of
+// another user's subscriptions that every relayed answer carries (a postal
+// code, a weather location, a token), each looked up in the model's map of
+// who subscribed with it. One the viewer subscribes with itself is its own.
+// Finding one is critical: no answer may carry another user's data.
+func (m *model) scan(body []byte, v *user) error {
+	for rest := body; ; {
+		i := bytes.Index(rest, []byte(emailDomain))
+		if i < 0 {
+			break
+		}
+		if email := emailBefore(rest, i); email != "" && (v == nil || !strings.EqualFold(email, v.email)) {
+			return leak("another user's email %s", email)
+		}
+		rest = rest[i+len(emailDomain):]
+	}
+	for i := 0; i < len(body); {
+		if !isHex(body[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(body) && isHex(body[j]) {
+			j++
+		}
+		k := ""
+		switch run := body[i:j]; {
+		case len(run) == 32:
+			k = string(run)
+		case len(run) == 7 && allDigits(run):
+			k = string(run)
+		case len(run) == 4 && i > 0 && body[i-1] == 'L' && allDigits(run):
+			k = string(body[i-1 : j])
+		}
+		if k != "" && m.foreign(k, v) {
+			return leak("%q, a parameter of another user's subscription", k)
+		}
+		i = j
+	}
+	return nil
+}
+
+// emailBefore is the email of a user (user{ID} or new{N}) whose domain
+// starts at body[i], or "" if the letters before it are no user's.
+func emailBefore(body []byte, i int) string {
+	j := i
+	for j > 0 && (isDigit(body[j-1]) || 'a' <= body[j-1]|0x20 && body[j-1]|0x20 <= 'z') {
+		j--
+	}
+	local := strings.ToLower(string(body[j:i]))
+	name := strings.TrimRight(local, "0123456789")
+	if len(name) == len(local) || name != "user" && name != "new" {
+		return ""
+	}
+	return string(body[j:i]) + emailDomain
+}
+
+// leak is an answer that carries what its viewer may not see: it fails the
+// run.
+func leak(format string, args ...any) error {
+	return engine.Criticalf("leak", "an answer carries "+format+": no answer may carry another user's data", args...)
+}
+
+func isHex(c byte) bool   { return isDigit(c) || 'a' <= c && c <= 'f' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// refusal checks the answer to a request the app must refuse (what says
+// which): status, and for a 303 its Location. Anything else is critical.
+func refusal(code, what string, status int, location string) engine.Check {
+	return func(res *engine.Response) error {
+		err := res.Check(engine.Status(status))
+		if err == nil && location != "" {
+			err = res.Check(engine.RedirectExactly(location))
+		}
+		if err != nil {
+			return engine.Criticalf(code, "%s must be refused: %s", what, engine.AsError(err).Message)
+		}
+		return nil
+	}
+}
+
+// noSession checks that a refused sign-in starts no session: it sets no
+// session cookie with a value.
+func noSession() engine.Check {
+	return func(res *engine.Response) error {
+		if c := sessionOf(res); c != "" {
+			return engine.Criticalf("wrong-password", "a refused sign-in set a session cookie")
+		}
+		return nil
+	}
+}
+
+// sessionOf is the session id an answer sets ("" if it sets none).
+func sessionOf(res *engine.Response) string {
+	if _, ok := res.Header["Set-Cookie"]; !ok {
+		return ""
+	}
+	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
+		if c.Name == sessionCookie && c.MaxAge >= 0 {
+			return c.Value
+		}
+	}
+	return ""
 }

@@ -146,3 +146,73 @@ func TestBorrowByGrade(t *testing.T) {
 		t.Errorf("any grade once the premium users are taken: %+v", u)
 	}
 }
+
+// TestLeakScan: the scan finds another user's email and the parameters of
+// another user's subscriptions, and lets the viewer's own and unknown ones
+// go.
+func TestLeakScan(t *testing.T) {
+	t.Parallel()
+	m := newModel(data.Default())
+	me, other := m.free[0], m.free[1]
+	m.own(me, data.Params{Code: "1000001", Location: "L0001", Token: strings.Repeat("ab", 16)})
+	m.own(other, data.Params{Code: "1000002", Location: "L0002", Token: strings.Repeat("cd", 16)})
+	me.subs = data.Subscriptions{data.Postal: {Code: "1000001"}, data.Weather: {Location: "L0001"},
+		data.Attacked: {Token: strings.Repeat("ab", 16)}}
+	for _, c := range []struct {
+		body   string
+		viewer *user
+		leak   bool
+	}{
+		{`{"code":"1000001","location":"L0001","key":"` + strings.Repeat("ab", 16) + `"}`, me, false},
+		{`<p>` + strings.ToUpper(me.email[:1]) + me.email[1:] + `</p>`, me, false},
+		{`you@dashboard.test 9999999 L9999 1764000000000`, me, false},
+		{`{"last":[{"data":{"code":"1000002"}}]}`, me, true},
+		{`<!-- L0002 -->`, me, true},
+		{`<i hidden>` + strings.Repeat("cd", 16) + `</i>`, me, true},
+		{`<p>` + other.email + `</p>`, me, true},
+		{`<p>` + me.email + `</p>`, nil, true},
+		{`1000001`, nil, true},
+	} {
+		if err := m.scan([]byte(c.body), c.viewer); (err != nil) != c.leak {
+			t.Errorf("scan(%q): %v, want a leak: %v", c.body, err, c.leak)
+		}
+	}
+}
+
+// TestNegativeDraws: a wrong sign-in is never the right one, and a forged
+// session id is never the real one; the made-up ones keep its shape.
+func TestNegativeDraws(t *testing.T) {
+	t.Parallel()
+	m := newModel(data.Default())
+	rnd := rand.New(rand.NewPCG(3, 4))
+	real := strings.Repeat("0f3a", 16)
+	shape := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if '0' <= r && r <= '9' {
+				return '0'
+			}
+			return 'a'
+		}, s)
+	}
+	kinds := map[string]bool{}
+	for range 2000 {
+		u := m.free[rnd.IntN(len(m.free))]
+		email, password, what := m.wrongSignin(rnd, u)
+		if email == u.email && password == u.password {
+			t.Fatalf("%s: the right sign-in", what)
+		}
+		kinds[what] = true
+		u.session = real
+		v, what := m.forgeSession(rnd, real, u)
+		if v == real || v == "" {
+			t.Fatalf("%s: %q", what, v)
+		}
+		if what != "a session id made of another user's name" && (len(v) != len(real) || shape(v) != shape(real)) {
+			t.Fatalf("%s: %q has not the shape of %q", what, v, real)
+		}
+		kinds[what] = true
+	}
+	if len(kinds) != 10 {
+		t.Errorf("drew %d kinds of negative cases, want 10: %v", len(kinds), kinds)
+	}
+}

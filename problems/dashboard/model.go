@@ -22,23 +22,95 @@ type user struct {
 	// lastData is when the request of u's last checked /data was sent (zero:
 	// none in this run).
 	lastData time.Time
+	// session is the id of u's current or last session ("" before its first
+	// sign-in in this run).
+	session string
 }
 
 // model holds the users sessions may borrow.
 type model struct {
+	cfg  data.Config
 	mu   sync.Mutex
 	free []*user
 	made int // users signed up during the run
 	seed uint64
+
+	// owners maps each parameter that names a user's data (a postal code, a
+	// weather location, a token) to the users who subscribed with it in this
+	// run: the leak scan looks up what it finds there.
+	omu    sync.RWMutex
+	owners map[string][]*user
+	// issued holds every session id the app gave in this run.
+	imu    sync.Mutex
+	issued map[string]struct{}
 }
 
 func newModel(c data.Config) *model {
-	m := &model{free: make([]*user, 0, c.Users), seed: c.Seed}
+	m := &model{cfg: c, free: make([]*user, 0, c.Users), seed: c.Seed, owners: make(map[string][]*user, 2*c.Users),
+		issued: map[string]struct{}{}}
 	for id := int64(1); id <= int64(c.Users); id++ {
 		u := c.User(id)
-		m.free = append(m.free, &user{email: u.Email, password: u.Password, grade: u.Grade, subs: u.Subs})
+		w := &user{email: u.Email, password: u.Password, grade: u.Grade, subs: u.Subs}
+		m.free = append(m.free, w)
+		for _, p := range u.Subs {
+			m.own(w, p)
+		}
 	}
 	return m
+}
+
+// own records that u subscribes with p.
+func (m *model) own(u *user, p data.Params) {
+	m.omu.Lock()
+	defer m.omu.Unlock()
+	for _, k := range []string{p.Code, p.Location, p.Token} {
+		if k != "" && !slices.Contains(m.owners[k], u) {
+			m.owners[k] = append(m.owners[k], u)
+		}
+	}
+}
+
+// foreign reports whether k names the data of a user other than viewer (nil:
+// of any user), one viewer does not subscribe with now.
+func (m *model) foreign(k string, viewer *user) bool {
+	m.omu.RLock()
+	defer m.omu.RUnlock()
+	owners := m.owners[k]
+	if len(owners) == 0 || viewer != nil && viewer.uses(k) {
+		return false
+	}
+	return slices.ContainsFunc(owners, func(o *user) bool { return o != viewer })
+}
+
+// uses reports whether one of u's subscriptions has the parameter k.
+func (u *user) uses(k string) bool {
+	for _, p := range u.subs {
+		if p.Code == k || p.Location == k || p.Token == k {
+			return true
+		}
+	}
+	return false
+}
+
+// issue records a session id the app gave, and reports whether it is new.
+func (m *model) issue(id string) bool {
+	m.imu.Lock()
+	defer m.imu.Unlock()
+	if _, ok := m.issued[id]; ok {
+		return false
+	}
+	m.issued[id] = struct{}{}
+	return true
+}
+
+// other is a user of the initial data other than u, drawn from rnd.
+func (m *model) other(rnd *rand.Rand, u *user) data.User {
+	for {
+		o := m.cfg.User(1 + rnd.Int64N(int64(m.cfg.Users)))
+		if o.Email != u.email {
+			return o
+		}
+	}
 }
 
 // borrow takes a random free user of the grade (any grade when grade is ""), or

@@ -21,17 +21,19 @@ import (
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
+	view := s.watch(a)
 	if err := preCheckSignedOut(ctx, a); err != nil {
 		return err
 	}
 	rnd := s.m.runStream(0)
 	for i, grade := range data.Grades {
-		if err := s.preCheckGrade(ctx, r, a, rnd, grade, i == 0); err != nil {
+		if err := s.preCheckGrade(ctx, r, a, view, rnd, grade, i == 0); err != nil {
 			return err
 		}
 	}
 	u := s.m.borrow(r.Rand(1), "")
 	defer s.m.giveBack(u)
+	view.set(u)
 	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
 		return err
 	}
@@ -64,9 +66,10 @@ func preCheckSignedOut(ctx context.Context, a *engine.Agent) error {
 // preCheckGrade checks the app for one new user of grade: sign-up (strict:
 // the refused forms too), sign-in, the pages, every service, a removal and
 // sign-out. Its services' parameters are drawn from rnd.
-func (s *Scenario) preCheckGrade(ctx context.Context, r *engine.Run, a *engine.Agent, rnd *rand.Rand, grade string, strict bool) error {
+func (s *Scenario) preCheckGrade(ctx context.Context, r *engine.Run, a *engine.Agent, view *viewer, rnd *rand.Rand, grade string, strict bool) error {
 	u := s.m.newUser(grade)
-	if err := s.preCheckSignup(ctx, a, u, strict); err != nil {
+	view.set(u)
+	if err := s.preCheckSignup(ctx, a, u, rnd, strict); err != nil {
 		return err
 	}
 	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
@@ -94,14 +97,14 @@ func (s *Scenario) preCheckGrade(ctx context.Context, r *engine.Run, a *engine.A
 	}
 	s.m.giveBack(u)
 	if grade == data.Premium {
-		return s.preCheckTwin(ctx, r, a, u.subs[data.Security])
+		return s.preCheckTwin(ctx, r, a, view, u.subs[data.Security])
 	}
 	return nil
 }
 
 // preCheckSignup signs u up. strict adds the forms the app must refuse:
-// bad ones before, a taken email and a wrong password after.
-func (s *Scenario) preCheckSignup(ctx context.Context, a *engine.Agent, u *user, strict bool) error {
+// bad ones before, a taken email and a wrong password (drawn from rnd) after.
+func (s *Scenario) preCheckSignup(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand, strict bool) error {
 	bad := []url.Values{
 		{"email": {"no-at-sign"}, "password": {u.password}, "grade": {u.grade}},
 		{"email": {u.email}, "password": {"short"}, "grade": {u.grade}},
@@ -124,8 +127,7 @@ func (s *Scenario) preCheckSignup(ctx context.Context, a *engine.Agent, u *user,
 	if err := a.Expect(ctx, "POST /signup", "/signup", taken, http.StatusConflict); err != nil {
 		return err
 	}
-	wrong := url.Values{"email": {u.email}, "password": {u.password + "x"}}
-	return a.Expect(ctx, "POST /login", "/login", wrong, http.StatusForbidden)
+	return s.wrongPassword(ctx, a, u, rnd)
 }
 
 // preCheckServices subscribes u to every service its grade allows, with
@@ -171,7 +173,10 @@ func (s *Scenario) preCheckRemoval(ctx context.Context, r *engine.Run, a *engine
 	if err := s.signout(ctx, a, engine.NoScore); err != nil {
 		return err
 	}
-	return a.Expect(ctx, "GET /data", "/data", nil, http.StatusForbidden)
+	if err := a.Expect(ctx, "GET /data", "/data", nil, http.StatusForbidden); err != nil {
+		return err
+	}
+	return s.replay(ctx, a, u, s.m.runStream(2))
 }
 
 // preCheckWeather reads /data of u, subscribed to the weather, then again
@@ -201,8 +206,9 @@ func (s *Scenario) preCheckWeather(ctx context.Context, r *engine.Run, a *engine
 // preCheckTwin signs up a second premium user whose security subscription
 // has the same req as the first's but a token of its own, and reads its /data
 // at once: an answer kept for one user and given to another fails here.
-func (s *Scenario) preCheckTwin(ctx context.Context, r *engine.Run, a *engine.Agent, first data.Params) error {
+func (s *Scenario) preCheckTwin(ctx context.Context, r *engine.Run, a *engine.Agent, view *viewer, first data.Params) error {
 	u := s.m.newUser(data.Premium)
+	view.set(u)
 	rnd := s.m.runStream(1)
 	if err := s.signup(ctx, a, u, engine.NoScore); err != nil {
 		return err

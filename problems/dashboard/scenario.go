@@ -15,7 +15,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "3"
+const Version = "4"
 
 // Score tags (MANUAL: "Scoring").
 const (
@@ -47,6 +47,14 @@ const (
 	pollScale   = 100
 	modifyEvery = 4
 	signupEvery = 20
+	// The negative cases, each in one session in so many: a wrong password
+	// before the sign-in, a forged session id at a random poll, the id of
+	// the session that signed out replayed at its end, and a sign-out and
+	// back in at a random poll, the old id replayed in between.
+	wrongPasswordEvery = 10
+	forgedEvery        = 10
+	replayEvery        = 10
+	resignEvery        = 20
 	// The load controller. The run starts with startUsers (the original's 50
 	// sessions) and adds users while at most maxSlowRate of the requests take
 	// over slowRequest: a dashboard whose data takes a second has lost its
@@ -157,13 +165,17 @@ func (s *Scenario) services() *services.Services {
 // User plays one session: a user of the initial data (or, one time in
 // signupEvery, a new one) signs in, loads the dashboard, polls /data at the
 // grade's interval scaled down, now and then changes a subscription and reads
-// /data at once, and signs out.
+// /data at once, and signs out. Now and then, the negative cases come in
+// between: a wrong password, a forged session id, a session's id replayed
+// after it signed out.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	u.ClearCookies()
+	view := s.watch(u.Agent)
 	var w *user
 	grade := s.grades.Next()
 	if u.Rand.IntN(signupEvery) == 0 {
 		w = s.m.newUser(grade)
+		view.set(w)
 		if err := s.signup(ctx, u.Agent, w, u); err != nil {
 			return err // w is unsure: it is not given back
 		}
@@ -171,38 +183,100 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 		u.Think(ctx, thinkMin, thinkMax)
 		return nil
 	}
+	view.set(w)
 	keep := true
 	defer func() {
 		if keep {
 			s.m.giveBack(w)
 		}
 	}()
-	if err := s.signin(ctx, u.Agent, w, u); err != nil {
-		return err
-	}
-	if err := s.dashboard(ctx, u.Agent, w, u); err != nil {
-		return err
-	}
-	interval := data.Refresh(w.grade) / pollScale
-	for n := pollsMin + u.Rand.IntN(pollsMax-pollsMin+1); n > 0; n-- {
-		if err := s.data(ctx, r, u.Agent, w, u); err != nil {
+	if u.Rand.IntN(wrongPasswordEvery) == 0 {
+		if err := s.wrongPassword(ctx, u.Agent, w, u.Rand); err != nil {
 			return err
+		}
+	}
+	if err := s.enter(ctx, u.Agent, w, u); err != nil {
+		return err
+	}
+	stopped, err := s.polls(ctx, r, u, w)
+	if w.unsure {
+		keep = false
+	}
+	if err != nil || stopped {
+		return err
+	}
+	if err := s.signout(ctx, u.Agent, u); err != nil {
+		return err
+	}
+	if u.Rand.IntN(replayEvery) == 0 {
+		return s.replay(ctx, u.Agent, w, u.Rand)
+	}
+	return nil
+}
+
+// enter signs u in and loads the dashboard.
+func (s *Scenario) enter(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
+	if err := s.signin(ctx, a, u, sc); err != nil {
+		return err
+	}
+	return s.dashboard(ctx, a, u, sc)
+}
+
+// polls polls w's /data, now and then changing a subscription and reading
+// /data at once. At a random poll of one session in forgedEvery, a request
+// carries a forged session id; at one of one session in resignEvery, w signs
+// out, its old id is replayed, and it signs in again. stopped: the load
+// ended meanwhile.
+func (s *Scenario) polls(ctx context.Context, r *engine.Run, u *engine.User, w *user) (stopped bool, err error) {
+	interval := data.Refresh(w.grade) / pollScale
+	n := pollsMin + u.Rand.IntN(pollsMax-pollsMin+1)
+	forgeAt, resignAt := -1, -1
+	if u.Rand.IntN(forgedEvery) == 0 {
+		forgeAt = u.Rand.IntN(n)
+	}
+	if u.Rand.IntN(resignEvery) == 0 {
+		resignAt = 1 + u.Rand.IntN(n-1)
+	}
+	for i := range n {
+		if i == forgeAt {
+			if err := s.forged(ctx, u.Agent, w, u.Rand); err != nil {
+				return false, err
+			}
+		}
+		if i == resignAt {
+			if err := s.resign(ctx, u, w); err != nil {
+				return false, err
+			}
+		}
+		if err := s.data(ctx, r, u.Agent, w, u); err != nil {
+			return false, err
 		}
 		if u.Rand.IntN(modifyEvery) == 0 {
 			service, p := s.m.change(u.Rand, w)
 			if err := s.modify(ctx, u.Agent, w, service, p, u); err != nil {
-				keep = !w.unsure
-				return err
+				return false, err
 			}
 			if err := s.data(ctx, r, u.Agent, w, u); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if !r.Sleep(ctx, interval) {
-			return nil
+			return true, nil
 		}
 	}
-	return s.signout(ctx, u.Agent, u)
+	return false, nil
+}
+
+// resign signs w out, replays its session's id, and signs it in again, to
+// the dashboard.
+func (s *Scenario) resign(ctx context.Context, u *engine.User, w *user) error {
+	if err := s.signout(ctx, u.Agent, u); err != nil {
+		return err
+	}
+	if err := s.replay(ctx, u.Agent, w, u.Rand); err != nil {
+		return err
+	}
+	return s.enter(ctx, u.Agent, w, u)
 }
 
 // FinalCheck comes back to users who read /data during the load, each at least
@@ -229,8 +303,10 @@ func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	if len(returning) > 0 && !r.SleepUntil(ctx, last.Add(revisitAfter)) {
 		return ctx.Err()
 	}
+	view := s.watch(a)
 	read := func(u *user) error {
 		a.ClearCookies()
+		view.set(u)
 		if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
 			return err
 		}

@@ -50,15 +50,40 @@ func (s *Scenario) signin(ctx context.Context, a *engine.Agent, u *user, sc engi
 		return err
 	}
 	sc.Score(tagPage, res)
-	res, err = a.PostForm(ctx, "POST /login", "/login", url.Values{"email": {u.email}, "password": {u.password}})
+	res, err = a.PostForm(ctx, "POST /login", "/login", loginForm(u.email, u.password))
 	if err != nil {
 		return err
 	}
 	if err := checkRedirect(res, "/"); err != nil {
 		return err
 	}
+	if err := res.Check(s.newSession(u)); err != nil {
+		return err
+	}
 	sc.Score(tagRedirect, res)
 	return nil
+}
+
+func loginForm(email, password string) url.Values {
+	return url.Values{"email": {email}, "password": {password}}
+}
+
+// newSession checks the session a sign-in of u started: its cookie, with an
+// id the app never gave before in the run (a session id derived from the
+// user would come again), and keeps the id as u's.
+func (s *Scenario) newSession(u *user) engine.Check {
+	return func(res *engine.Response) error {
+		id := sessionOf(res)
+		switch {
+		case id == "":
+			return engine.Fail("session-cookie", "a sign-in set no %s cookie", sessionCookie)
+		case !s.m.issue(id):
+			return engine.Criticalf("session-reused", "a sign-in gave a session id the app had given before: "+
+				"each session's id must be new and unguessable")
+		}
+		u.session = id
+		return nil
+	}
 }
 
 // signout ends the session, which must send the browser to /login.
@@ -147,6 +172,7 @@ func (s *Scenario) modify(ctx context.Context, a *engine.Agent, u *user, service
 		delete(u.subs, service)
 	} else {
 		u.subs[service] = *p
+		s.m.own(u, *p)
 	}
 	sc.Score(tagRedirect, res)
 	return nil

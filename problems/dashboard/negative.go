@@ -1,0 +1,240 @@
+package dashboard
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/dashboard/data"
+)
+
+// The negative cases of the load (MANUAL: "How the benchmarker works"): sent
+// by the users themselves, in their sessions, on the paths they use. Their
+// endpoints are named apart in the result so that their cost shows; the app
+// sees the same requests as any other.
+const (
+	endpointWrongLogin = "POST /login (refused)"
+	suffixForged       = " (forged session)"
+	suffixEnded        = " (ended session)"
+)
+
+// sessionCookie is the session's cookie (MANUAL: "Users, grades and
+// sessions").
+const sessionCookie = "dashboard_session"
+
+// passwordChars are the characters a near miss of a password draws from.
+const passwordChars = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+// wrongPassword tries to sign u in with a wrong password or email, drawn
+// from rnd: it must be refused with 403 and start no session.
+func (s *Scenario) wrongPassword(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand) error {
+	email, password, what := s.m.wrongSignin(rnd, u)
+	res, err := a.PostForm(ctx, endpointWrongLogin, "/login", loginForm(email, password))
+	if err != nil || res.FromCache {
+		return err
+	}
+	return res.Check(refusal("wrong-password", "a sign-in with "+what, http.StatusForbidden, ""), noSession())
+}
+
+// wrongSignin draws a wrong sign-in of u: another user's password, a near
+// miss of u's own (one character more, fewer or changed, two swapped, a
+// letter's case), or u's password with the email in another case. Emails are
+// compared exactly.
+func (m *model) wrongSignin(rnd *rand.Rand, u *user) (email, password, what string) {
+	p := u.password
+	i := rnd.IntN(len(p))
+	switch rnd.IntN(7) {
+	case 0:
+		if o := m.other(rnd, u); o.Password != p {
+			return u.email, o.Password, "another user's password"
+		}
+		return u.email, p + p[:1], "another user's password"
+	case 1:
+		c := string(passwordChars[rnd.IntN(len(passwordChars))])
+		return u.email, p[:i] + c + p[i:], "a character too many"
+	case 2:
+		return u.email, p[:i] + p[i+1:], "a character missing"
+	case 3:
+		return u.email, p[:i] + string(anotherOf(rnd, p[i], false)) + p[i+1:], "a character changed"
+	case 4:
+		for j := range len(p) - 1 {
+			if k := (i + j) % (len(p) - 1); p[k] != p[k+1] {
+				return u.email, p[:k] + p[k+1:k+2] + p[k:k+1] + p[k+2:], "two characters swapped"
+			}
+		}
+		return u.email, p + "2", "a character too many"
+	case 5:
+		for j := range len(p) {
+			if k := (i + j) % len(p); isLetter(p[k]) {
+				return u.email, p[:k] + string(p[k]^0x20) + p[k+1:], "a letter in the other case"
+			}
+		}
+		return u.email, p[1:], "a character missing"
+	default:
+		return otherCase(rnd, u.email), p, "the email in another case"
+	}
+}
+
+// otherCase is email with some of its letters upper-cased: the first, the
+// local part's or the domain's.
+func otherCase(rnd *rand.Rand, email string) string {
+	local, domain, _ := strings.Cut(email, "@")
+	switch rnd.IntN(3) {
+	case 0:
+		return strings.ToUpper(local[:1]) + local[1:] + "@" + domain
+	case 1:
+		return strings.ToUpper(local) + "@" + domain
+	default:
+		return local + "@" + strings.ToUpper(domain[:1]) + domain[1:]
+	}
+}
+
+// anotherOf is a character of c's class (a digit, a lowercase or an
+// uppercase letter; of hex digits when hex is true), other than c. Any other
+// character stays.
+func anotherOf(rnd *rand.Rand, c byte, hex bool) byte {
+	var class string
+	switch {
+	case isDigit(c):
+		class = "0123456789"
+	case hex && 'a' <= c && c <= 'f':
+		class = "abcdef"
+	case hex && 'A' <= c && c <= 'F':
+		class = "ABCDEF"
+	case 'a' <= c && c <= 'z':
+		class = "abcdefghijklmnopqrstuvwxyz"
+	case 'A' <= c && c <= 'Z':
+		class = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	default:
+		return c
+	}
+	for {
+		if d := class[rnd.IntN(len(class))]; d != c {
+			return d
+		}
+	}
+}
+
+func isLetter(c byte) bool { return 'a' <= c|0x20 && c|0x20 <= 'z' }
+
+// forgeSession draws a session id the app did not issue, from u's real one:
+// made up in its shape (each character replaced by one of its class), the
+// real one with one character changed, or another user's name in a form a
+// session id might take it (its email, its local part, its id, a hash or an
+// encoding of its email, or the real id with u's name in it replaced).
+func (m *model) forgeSession(rnd *rand.Rand, real string, u *user) (value, what string) {
+	hexOnly := strings.Trim(strings.ToLower(real), "0123456789abcdef") == ""
+	switch rnd.IntN(3) {
+	case 0:
+		b := []byte(real)
+		for i := range b {
+			b[i] = anotherOf(rnd, b[i], hexOnly)
+		}
+		return string(b), "a made-up session id"
+	case 1:
+		b := []byte(real)
+		for i, j := rnd.IntN(len(b)), 0; j < len(b); i, j = (i+1)%len(b), j+1 {
+			if c := anotherOf(rnd, b[i], hexOnly); c != b[i] {
+				b[i] = c
+				return string(b), "a session id with one character changed"
+			}
+		}
+	}
+	o := m.other(rnd, u)
+	local, _, _ := strings.Cut(o.Email, "@")
+	sum := sha256.Sum256([]byte(o.Email))
+	forms := []string{o.Email, local, strconv.FormatInt(o.ID, 10), hex.EncodeToString(sum[:]),
+		base64.RawURLEncoding.EncodeToString([]byte(o.Email))}
+	if mine := nameIn(real, u.email); mine != "" {
+		forms = append(forms, strings.ReplaceAll(real, mine, nameLike(mine, u.email, o.Email)))
+	}
+	return forms[rnd.IntN(len(forms))], "a session id made of another user's name"
+}
+
+// nameIn is the form of email (as is, its local part, hex, base64) that id
+// contains, or "".
+func nameIn(id, email string) string {
+	local, _, _ := strings.Cut(email, "@")
+	for _, f := range []string{email, hex.EncodeToString([]byte(email)), base64.RawURLEncoding.EncodeToString([]byte(email)),
+		base64.StdEncoding.EncodeToString([]byte(email)), local} {
+		if strings.Contains(id, f) {
+			return f
+		}
+	}
+	return ""
+}
+
+// nameLike is other in the form that form has of email.
+func nameLike(form, email, other string) string {
+	local, _, _ := strings.Cut(other, "@")
+	switch form {
+	case email:
+		return other
+	case hex.EncodeToString([]byte(email)):
+		return hex.EncodeToString([]byte(other))
+	case base64.RawURLEncoding.EncodeToString([]byte(email)):
+		return base64.RawURLEncoding.EncodeToString([]byte(other))
+	case base64.StdEncoding.EncodeToString([]byte(email)):
+		return base64.StdEncoding.EncodeToString([]byte(other))
+	}
+	return local
+}
+
+// forged sends one request of u's with a session id the app did not issue in
+// place of u's own, then gives u its own back: the app must answer it signed
+// out.
+func (s *Scenario) forged(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand) error {
+	value, what := s.m.forgeSession(rnd, u.session, u)
+	a.SetCookie(&http.Cookie{Name: sessionCookie, Value: value, Path: "/"})
+	err := s.signedOut(ctx, a, u, rnd, "forged-session", suffixForged, what)
+	a.SetCookie(&http.Cookie{Name: sessionCookie, Value: u.session, Path: "/"})
+	return err
+}
+
+// replay sends one request of u's with the cookie of its session that
+// signed out, then forgets it: the app must answer it signed out.
+func (s *Scenario) replay(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand) error {
+	a.SetCookie(&http.Cookie{Name: sessionCookie, Value: u.session, Path: "/"})
+	err := s.signedOut(ctx, a, u, rnd, "ended-session", suffixEnded, "the id of a session that signed out")
+	a.ClearCookies()
+	return err
+}
+
+// signedOut sends a request of a signed-in user, drawn from rnd, and checks
+// that the app answers it as signed out (MANUAL: "Endpoints"): / and /modify
+// send the browser to /login; /data, /user.js and a change of u's services
+// are refused with 403. An answer from the agent's own cache proves nothing
+// and is let go.
+func (s *Scenario) signedOut(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand, code, suffix, what string) error {
+	path, status, location := "/data", http.StatusForbidden, ""
+	var res *engine.Response
+	var err error
+	switch rnd.IntN(5) {
+	case 0, 1:
+		res, err = a.Get(ctx, "GET /data"+suffix, path)
+	case 2:
+		path = "/user.js"
+		res, err = a.Get(ctx, "GET /user.js"+suffix, path)
+	case 3:
+		path, status, location = "/", http.StatusSeeOther, "/login"
+		res, err = a.Get(ctx, "GET /"+suffix, path)
+	default:
+		form := url.Values{"service": {data.Postal}, "remove": {"1"}}
+		if service, p := s.m.change(rnd, u); p != nil {
+			form = modifyForm(service, *p)
+		}
+		path = "/modify"
+		res, err = a.PostForm(ctx, "POST /modify"+suffix, path, form)
+	}
+	if err != nil || res.FromCache {
+		return err
+	}
+	return res.Check(refusal(code, res.Method+" "+path+" with "+what, status, location))
+}
