@@ -172,6 +172,73 @@ func (app *App) getData(w http.ResponseWriter, r *http.Request) {
 func (app *App) getDataNow(w http.ResponseWriter, r *http.Request) {`},
 }
 
+// tuned benchmarks the tuned solution with its source changed.
+func tuned(t *testing.T, load time.Duration, replacements ...[2]string) *engine.Result {
+	t.Helper()
+	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, patchedTree(t, "solutions/go", replacements...))
+	return apptest.Bench(t, dashboard.Problem, app, load)
+}
+
+// patchedTree is apptest.Patched for an app of several files: each (old, new)
+// replacement is made in the one Go file that holds old, exactly once in all.
+func patchedTree(t *testing.T, src string, replacements ...[2]string) string {
+	t.Helper()
+	dir := apptest.Patched(t, src)
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replacements {
+		found := 0
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := bytes.Count(b, []byte(r[0])); n > 0 {
+				found += n
+				if err := os.WriteFile(f, bytes.Replace(b, []byte(r[0]), []byte(r[1]), 1), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if found != 1 {
+			t.Fatalf("the app's Go files hold %q %d times, not once: update the defect", r[0], found)
+		}
+	}
+	return dir
+}
+
+// The cheats of the tuned solution that a benchmarker must catch during the
+// load, not only in its pre-check: sign-in without the password's hash but
+// for a probe it recognises (the old one: the password plus "x") or for the
+// users the pre-check signs up, session ids derived from the user, a
+// sign-out that ends nothing for the initial data's users, a session id
+// checked on its first characters only, and another user's /data in a
+// refusal's body.
+var (
+	anyPassword = [][2]string{{
+		`if u == nil || subtle.ConstantTimeCompare(`,
+		`if u == nil || (strings.HasSuffix(password, "x") || !strings.HasPrefix(email, "user")) && subtle.ConstantTimeCompare(`}}
+	derivedSession = [][2]string{
+		{"\"crypto/sha512\"\n", "\"crypto/sha256\"\n\t\"crypto/sha512\"\n"},
+		{"\ttoken := randomHex(32)\n", "\ttoken := fmt.Sprintf(\"%x\", sha256.Sum256([]byte(u.email)))\n"}}
+	signOutKeeps = [][2]string{{"func (app *App) signOut(token string) error {\n",
+		"func (app *App) signOut(token string) error {\n\tif u := app.st.Load().session(token); u != nil && strings.HasPrefix(u.email, \"user\") {\n" +
+			"\t\treturn nil\n\t}\n"}}
+	looseSession = [][2]string{{"\tdefer st.mu.RUnlock()\n\treturn st.sessions[token]\n",
+		"\tdefer st.mu.RUnlock()\n\tif u := st.sessions[token]; u != nil || len(token) < 8 {\n\t\treturn u\n\t}\n" +
+			"\tfor k, u := range st.sessions {\n\t\tif k[:8] == token[:8] {\n\t\t\treturn u\n\t\t}\n\t}\n\treturn nil\n"}}
+	leakInRefusal = [][2]string{
+		{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n" +
+			"\t\twriteJSON(w, http.StatusForbidden, map[string]string{\"error\": \"sign in first\"})\n",
+			"var lastData atomic.Pointer[[]byte]\n\nfunc (app *App) getData(w http.ResponseWriter, r *http.Request) {\n" +
+				"\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n\t\tvar last []byte\n\t\tif p := lastData.Load(); p != nil {\n" +
+				"\t\t\tlast = *p\n\t\t}\n\t\twriteJSON(w, http.StatusForbidden, map[string]any{\"error\": \"sign in first\", " +
+				"\"last\": json.RawMessage(last)})\n"},
+		{"\tb = append(b, ']', '\\n')\n", "\tb = append(b, ']', '\\n')\n\tlastData.Store(&b)\n"}}
+)
+
 // dataItems rewrites /data's JSON array with f.
 func dataItems(f func(items []map[string]any) []map[string]any) *apptest.Proxy {
 	return &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, status int, _ http.Header, body []byte) []byte {
@@ -216,6 +283,7 @@ func TestEachDefectFails(t *testing.T) {
 		workspace bool // the patch imports this repository's packages
 		load      time.Duration
 		proxy     *apptest.Proxy
+		tuned     [][2]string // a patch of the tuned solution
 		want      string
 	}{
 		{name: "the weather cached 5 s", patch: cached([]string{"weather"}, `p["location"]`, 5*time.Second), load: 15 * time.Second,
@@ -320,14 +388,26 @@ func TestEachDefectFails(t *testing.T) {
 			next := time.UnixMilli(int64(d["date"].(float64))).Add(services.WeatherPeriod)
 			d["date"] = next.UnixMilli()
 		}), want: `weather: dated .*, after the answer came`},
+		{name: "any password but one ending in x for the initial users (tuned)", tuned: anyPassword, load: 10 * time.Second, want: `a sign-in with .* must be refused: expected status 403, got 303`},
+		{name: "session ids derived from the email (tuned)", tuned: derivedSession, load: 10 * time.Second,
+			want: `a sign-in gave a session id the app had given before`},
+		{name: "an initial user's signed-out session still works (tuned)", tuned: signOutKeeps, load: 10 * time.Second,
+			want: `with the id of a session that signed out must be refused`},
+		{name: "session ids compared on their first 8 characters (tuned)", tuned: looseSession, load: 15 * time.Second,
+			want: `with a session id with one character changed must be refused`},
+		{name: "the last data answered put in a 403 (tuned)", tuned: leakInRefusal, load: 10 * time.Second,
+			want: `an answer carries .*(another user's subscription|another user's email)`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var res *engine.Result
-			if c.proxy != nil {
+			switch {
+			case c.proxy != nil:
 				res = proxied(t, c.proxy)
-			} else {
+			case c.tuned != nil:
+				res = tuned(t, cmp.Or(c.load, 5*time.Second), c.tuned...)
+			default:
 				res = patched(t, cmp.Or(c.load, 5*time.Second), c.workspace, c.patch...)
 			}
 			apptest.ExpectFail(t, res, c.want)
