@@ -207,11 +207,27 @@ type viewer struct{ u atomic.Pointer[user] }
 
 func (v *viewer) set(u *user) { v.u.Store(u) }
 
-// watch makes every answer a gets pass the leak scan for its viewer, and
-// returns the viewer for the caller to set.
+// watch makes every answer a gets pass the leak scan for its viewer, its
+// body and its headers' values, and returns the viewer for the caller to set.
 func (s *Scenario) watch(a *engine.Agent) *viewer {
 	v := &viewer{}
-	a.Inspect(func(res *engine.Response) error { return s.m.scan(res.Body, v.u.Load()) })
+	a.Inspect(func(res *engine.Response) error {
+		u := v.u.Load()
+		if err := s.m.scan(res.Body, u); err != nil {
+			return err
+		}
+		for name, values := range res.Header {
+			if name == "Content-Length" {
+				continue
+			}
+			for _, x := range values {
+				if err := s.m.scan([]byte(x), u); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
 	return v
 }
 

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -179,8 +180,9 @@ func TestLeakScan(t *testing.T) {
 	}
 }
 
-// TestNegativeDraws: a wrong sign-in is never the right one, and a forged
-// session id is never the real one; the made-up ones keep its shape.
+// TestNegativeDraws: a wrong sign-in is never the right one, a forged session
+// id is never the real one (the made-up ones keep its shape), and a bad
+// change of services is one the manual refuses, with its status.
 func TestNegativeDraws(t *testing.T) {
 	t.Parallel()
 	m := newModel(data.Default())
@@ -215,4 +217,24 @@ func TestNegativeDraws(t *testing.T) {
 	if len(kinds) != 10 {
 		t.Errorf("drew %d kinds of negative cases, want 10: %v", len(kinds), kinds)
 	}
+	valid := map[string]*regexp.Regexp{"code": regexp.MustCompile(`^[0-9]{7}$`), "q": regexp.MustCompile(`^[a-z]{1,8}$`),
+		"location": regexp.MustCompile(`^L[0-9]{4}$`), "req": regexp.MustCompile(`^[a-z0-9]{1,16}$`),
+		"token": regexp.MustCompile(`^[0-9a-f]{32}$`)}
+	for range 1000 {
+		u := m.free[rnd.IntN(len(m.free))]
+		form, status, what := badChange(rnd, u)
+		service := form.Get("service")
+		ok := data.Allows(u.grade, service)
+		for _, name := range params[service] {
+			ok = ok && valid[name].MatchString(form.Get(name))
+		}
+		if ok || (status == http.StatusForbidden) == data.Allows(u.grade, service) {
+			t.Fatalf("%s: %v for a %s user, answered %d", what, form, u.grade, status)
+		}
+	}
 }
+
+// params are each service's form fields (MANUAL: "Users, grades and
+// sessions").
+var params = map[string][]string{data.Postal: {"code"}, data.Postal2: {"code"}, data.Surname: {"q"},
+	data.GivenName: {"q"}, data.Weather: {"location"}, data.Security: {"req", "token"}, data.Attacked: {"token"}}

@@ -214,8 +214,8 @@ func patchedTree(t *testing.T, src string, replacements ...[2]string) string {
 // for a probe it recognises (the old one: the password plus "x") or for the
 // users the pre-check signs up, session ids derived from the user, a
 // sign-out that ends nothing for the initial data's users, a session id
-// checked on its first characters only, and another user's /data in a
-// refusal's body.
+// checked on its first characters only, the initial users' parameters taken
+// unchecked, and another user's /data in a refusal's body.
 var (
 	anyPassword = [][2]string{{
 		`if u == nil || subtle.ConstantTimeCompare(`,
@@ -229,6 +229,8 @@ var (
 	looseSession = [][2]string{{"\tdefer st.mu.RUnlock()\n\treturn st.sessions[token]\n",
 		"\tdefer st.mu.RUnlock()\n\tif u := st.sessions[token]; u != nil || len(token) < 8 {\n\t\treturn u\n\t}\n" +
 			"\tfor k, u := range st.sessions {\n\t\tif k[:8] == token[:8] {\n\t\t\treturn u\n\t\t}\n\t}\n\treturn nil\n"}}
+	unchecked = [][2]string{{"\t\t\tif !paramRegexps[name].MatchString(v) {\n",
+		"\t\t\tif !paramRegexps[name].MatchString(v) && !strings.HasPrefix(u.email, \"user\") {\n"}}
 	leakInRefusal = [][2]string{
 		{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n" +
 			"\t\twriteJSON(w, http.StatusForbidden, map[string]string{\"error\": \"sign in first\"})\n",
@@ -395,6 +397,8 @@ func TestEachDefectFails(t *testing.T) {
 			want: `with the id of a session that signed out must be refused`},
 		{name: "session ids compared on their first 8 characters (tuned)", tuned: looseSession, load: 15 * time.Second,
 			want: `with a session id with one character changed must be refused`},
+		{name: "the initial users' parameters not checked (tuned)", tuned: unchecked, load: 10 * time.Second,
+			want: `a change of services with a bad parameter must be refused: expected status 400, got 303`},
 		{name: "the last data answered put in a 403 (tuned)", tuned: leakInRefusal, load: 10 * time.Second,
 			want: `an answer carries .*(another user's subscription|another user's email)`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
@@ -412,5 +416,21 @@ func TestEachDefectFails(t *testing.T) {
 			}
 			apptest.ExpectFail(t, res, c.want)
 		})
+	}
+}
+
+// TestCachedLoginEarnsNothing: the tuned app with /login served cacheable
+// (honest HTTP: the page is the same for everyone signed out) lets the users'
+// own caches answer login pages without asking the app; since the engine
+// scores such answers nothing, the app gains nothing by it.
+func TestCachedLoginEarnsNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	res := tuned(t, 8*time.Second, [2]string{"\t\twriteHTML(w, http.StatusOK, app.pages.login)\n",
+		"\t\tw.Header().Set(\"Cache-Control\", \"public, max-age=3600\")\n\t\twriteHTML(w, http.StatusOK, app.pages.login)\n"})
+	if !res.Passed || res.CachedAnswers == 0 {
+		t.Errorf("passed %v with %d cached answers: want a pass whose login pages came from the users' caches and scored nothing",
+			res.Passed, res.CachedAnswers)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,7 @@ import (
 // sees the same requests as any other.
 const (
 	endpointWrongLogin = "POST /login (refused)"
+	endpointBadChange  = "POST /modify (refused)"
 	suffixForged       = " (forged session)"
 	suffixEnded        = " (ended session)"
 )
@@ -237,4 +239,60 @@ func (s *Scenario) signedOut(ctx context.Context, a *engine.Agent, u *user, rnd 
 		return err
 	}
 	return res.Check(refusal(code, res.Method+" "+path+" with "+what, status, location))
+}
+
+// badChange sends a change of u's services the app must refuse, drawn from
+// rnd: a service u's grade does not allow (403), or one it allows with a
+// parameter the manual's table refuses (400). Nothing may change.
+func (s *Scenario) badChange(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand) error {
+	form, status, what := badChange(rnd, u)
+	res, err := a.PostForm(ctx, endpointBadChange, "/modify", form)
+	if err != nil {
+		return err
+	}
+	return res.Check(refusal("bad-change", "a change of services with "+what, status, ""))
+}
+
+// badChange draws the form of a change of u's services the app must refuse,
+// and the status it must answer.
+func badChange(rnd *rand.Rand, u *user) (form url.Values, status int, what string) {
+	allowed := data.Allowed(u.grade)
+	if len(allowed) < len(data.Services) && rnd.IntN(4) == 0 {
+		for {
+			if service := data.Services[rnd.IntN(len(data.Services))]; !slices.Contains(allowed, service) {
+				return modifyForm(service, data.NewParams(rnd.IntN, service)), http.StatusForbidden,
+					"a service the grade does not allow"
+			}
+		}
+	}
+	service := allowed[rnd.IntN(len(allowed))]
+	p := data.NewParams(rnd.IntN, service)
+	pick := func(v ...string) string { return v[rnd.IntN(len(v))] }
+	switch service {
+	case data.Postal, data.Postal2:
+		p.Code = pick(p.Code[:6], p.Code+"0", p.Code[:3]+"a"+p.Code[4:], "")
+	case data.Surname, data.GivenName:
+		p.Q = pick(strings.ToUpper(p.Q), p.Q+"1", p.Q+"abcdefgh", "")
+	case data.Weather:
+		p.Location = pick("l"+p.Location[1:], p.Location+"0", p.Location[:4], "")
+	case data.Security:
+		if rnd.IntN(2) == 0 {
+			p.Req = pick(p.Req+"-", p.Req+"abcdefghijklmnop", "")
+			break
+		}
+		fallthrough
+	default:
+		p.Token = pick(p.Token[:31], p.Token+"0", "g"+p.Token[1:], "")
+	}
+	return modifyForm(service, p), http.StatusBadRequest, "a bad parameter"
+}
+
+// favicon asks /favicon.ico, as browsers do with a page: the app has none
+// (404), or one. Either answer is scanned like any other.
+func favicon(ctx context.Context, a *engine.Agent) error {
+	res, err := a.Get(ctx, "GET /favicon.ico", "/favicon.ico")
+	if err != nil {
+		return err
+	}
+	return res.Check(engine.Status(http.StatusNotFound, http.StatusOK))
 }

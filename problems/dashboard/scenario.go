@@ -55,6 +55,10 @@ const (
 	forgedEvery        = 10
 	replayEvery        = 10
 	resignEvery        = 20
+	// One change of services in badChangeEvery is first tried with a bad
+	// one; one session in faviconEvery asks /favicon.ico with the dashboard.
+	badChangeEvery = 20
+	faviconEvery   = 10
 	// The load controller. The run starts with startUsers (the original's 50
 	// sessions) and adds users while at most maxSlowRate of the requests take
 	// over slowRequest: a dashboard whose data takes a second has lost its
@@ -198,6 +202,11 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 	if err := s.enter(ctx, u.Agent, w, u); err != nil {
 		return err
 	}
+	if u.Rand.IntN(faviconEvery) == 0 {
+		if err := favicon(ctx, u.Agent); err != nil {
+			return err
+		}
+	}
 	stopped, err := s.polls(ctx, r, u, w)
 	if w.unsure {
 		keep = false
@@ -252,6 +261,11 @@ func (s *Scenario) polls(ctx context.Context, r *engine.Run, u *engine.User, w *
 			return false, err
 		}
 		if u.Rand.IntN(modifyEvery) == 0 {
+			if u.Rand.IntN(badChangeEvery) == 0 {
+				if err := s.badChange(ctx, u.Agent, w, u.Rand); err != nil {
+					return false, err
+				}
+			}
 			service, p := s.m.change(u.Rand, w)
 			if err := s.modify(ctx, u.Agent, w, service, p, u); err != nil {
 				return false, err
