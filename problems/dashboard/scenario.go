@@ -171,7 +171,7 @@ func (s *Scenario) services() *services.Services {
 // grade's interval scaled down, now and then changes a subscription and reads
 // /data at once, and signs out. Now and then, the negative cases come in
 // between: a wrong password, a forged session id, a session's id replayed
-// after it signed out.
+// after it signed out, a change of services the app must refuse.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	u.ClearCookies()
 	view := s.watch(u.Agent)
