@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
 	"github.com/tunecon/tunecon/kit/apptest"
 	"github.com/tunecon/tunecon/problems/bank"
 )
@@ -109,7 +110,7 @@ func TestEachDefectFails(t *testing.T) {
 				return cached
 			}}
 			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
-		}, "shows the user|previous login"},
+		}, "shows the user|previous login|carries the login"},
 		{"a notice shown twice", func(t *testing.T) *url.URL {
 			var mu sync.Mutex
 			last := map[string][]byte{}
@@ -218,6 +219,7 @@ func TestEachDefectFails(t *testing.T) {
 		}), "expected / for a session that is not logged in"},
 		{"the logo tag missing", replace("/", `<img id="logo"`, `<img id="other"`), "logo|img#logo"},
 	}...)
+	cases = append(cases, authDefects(src)...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			apptest.ExpectFail(t, bench(t, c.target(t), 15*time.Second), c.want)
@@ -229,4 +231,67 @@ func TestEachDefectFails(t *testing.T) {
 // of webapp/public; a change to either must be made to both on purpose.
 func TestManifestMatchesThePublicFiles(t *testing.T) {
 	apptest.CheckManifest(t, bank.Manifest(), "webapp/public", "/static")
+}
+
+// authDefects are the cheats on sign-in and on what a viewer may see
+// (issue 27): each FAILs for its own reason.
+func authDefects(src string) []struct {
+	name   string
+	target func(t *testing.T) *url.URL
+	want   string
+} {
+	// leak remembers the last /mypage the app served, anyone's, and lets
+	// put write it into another answer.
+	leak := func(put func(r *http.Request, st int, body []byte, login, ip string) []byte) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			var mu sync.Mutex
+			var login, ip string
+			re := regexp.MustCompile(`(?s)id="login-name">(u\d{7})<.*id="last-login-ip">([0-9.]+)<`)
+			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+				mu.Lock()
+				defer mu.Unlock()
+				if m := re.FindSubmatch(body); r.URL.Path == "/mypage" && m != nil {
+					login, ip = string(m[1]), string(m[2])
+					return body
+				}
+				if login == "" {
+					return body
+				}
+				return put(r, st, body, login, ip)
+			}}
+			// The tuned app, for many sessions, and strays among them, in a
+			// short load.
+			return p.Start(t, apps.Start(t, kit.TunedLang, "sqlite", ""))
+		}
+	}
+	return []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		{"any password accepted but one ending in x", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
+				[2]string{"hashPassword(password, user.Salt) != user.PasswordHash", `strings.HasSuffix(password, "x")`}))
+		}, "expected / \\(the attempt should be refused as wrong\\)"},
+		{"a session cookie matched on its first 8 characters", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{
+				"notice FROM sessions WHERE id = ?", "notice FROM sessions WHERE substr(id, 1, 8) = substr(?, 1, 8)"}))
+		}, "to a session cookie the app never issued"},
+		{"a session not ended by the next attempt", func(t *testing.T) *url.URL {
+			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
+				[2]string{"DELETE FROM sessions WHERE id = ?", "DELETE FROM sessions WHERE id = ? AND 0 = 1"}))
+		}, "to the cookie of a session a later attempt ended"},
+		{"the last /mypage's login on the 404 page", leak(func(r *http.Request, st int, body []byte, login, ip string) []byte {
+			if st != http.StatusNotFound {
+				return body
+			}
+			return []byte(strings.Replace(string(body), "There is no such page.", "There is no such page. Last seen: "+login+".", 1))
+		}), "status 404\\) carries the login"},
+		{"the last /mypage's address in hidden markup on /", leak(func(r *http.Request, st int, body []byte, login, ip string) []byte {
+			if r.URL.Path != "/" || st != http.StatusOK {
+				return body
+			}
+			return []byte(strings.Replace(string(body), "</main>", `<div hidden data-last="`+ip+`"></div></main>`, 1))
+		}), "status 200\\) carries the address"},
+	}
 }

@@ -1,7 +1,9 @@
 package bank
 
 import (
+	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"time"
 
@@ -123,4 +125,19 @@ func first(xs []string) string {
 		return ""
 	}
 	return xs[0]
+}
+
+// checkNoSession judges /mypage's answer to a cookie that names no session,
+// what: it counts as no cookie (MANUAL: "Sessions and notices"), so the
+// answer is 303 to /; anything else, a page above all, is critical.
+func checkNoSession(res *engine.Response, what string) error {
+	err := res.Check(engine.Status(http.StatusSeeOther), engine.RedirectExactly("/"))
+	if err == nil {
+		return nil
+	}
+	got := fmt.Sprintf("answered %d", res.StatusCode)
+	if res.StatusCode == http.StatusSeeOther {
+		got = engine.AsError(err).Message
+	}
+	return res.Criticalf("session", "/mypage %s to %s: a cookie that names no session counts as no cookie, so 303 to /", got, what)
 }

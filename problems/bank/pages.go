@@ -1,7 +1,9 @@
 package bank
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"time"
 
@@ -104,4 +106,84 @@ func parseReport(res *engine.Response) (report, error) {
 		_, rep.hasLockedUsers = raw["locked_users"]
 	}
 	return rep, nil
+}
+
+// cookieName is the session's cookie (MANUAL: "Sessions and notices").
+const cookieName = "bank_session"
+
+// sessionCookie returns the value of the bank_session cookie res sets, ""
+// when it sets none.
+func sessionCookie(res *engine.Response) string {
+	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
+		if c.Name == cookieName {
+			return c.Value
+		}
+	}
+	return ""
+}
+
+// eachLogin calls f with every login of a user's shape in body: "u" and
+// seven digits, not followed by another digit. It is one pass over the
+// body, cheap enough to run on every answer.
+func eachLogin(body []byte, f func(login string)) {
+	for i := 0; ; {
+		k := bytes.IndexByte(body[i:], 'u')
+		if k < 0 {
+			return
+		}
+		i += k + 1
+		if end := i + 7; end <= len(body) && allDigits(body[i:end]) && (end == len(body) || !isDigit(body[end])) {
+			f(string(body[i-1 : end]))
+			i = end
+		}
+	}
+}
+
+// eachDataAddr calls f with every IPv4 address in body that lies in the
+// data's networks, 10.0.0.0/8, 172.16.0.0/12 and 192.168.0.0/16 (MANUAL:
+// "Initial data"): four numbers of at most three digits joined by dots,
+// with neither a digit nor a dot on either side.
+func eachDataAddr(body []byte, f func(addr string)) {
+	for i := 0; i < len(body); i++ {
+		if !isDigit(body[i]) || i > 0 && (isDigit(body[i-1]) || body[i-1] == '.') {
+			continue
+		}
+		var octets [4]int
+		j := i
+		ok := true
+		for n := range 4 {
+			start := j
+			for j < len(body) && isDigit(body[j]) && j-start < 4 {
+				octets[n] = octets[n]*10 + int(body[j]-'0')
+				j++
+			}
+			if j == start || j-start > 3 || octets[n] > 255 || n < 3 && (j >= len(body) || body[j] != '.') {
+				ok = false
+				break
+			}
+			if n < 3 {
+				j++
+			}
+		}
+		if ok && (j == len(body) || !isDigit(body[j]) && body[j] != '.') && inDataNets(octets) {
+			f(string(body[i:j]))
+		}
+	}
+}
+
+// inDataNets reports whether an address is in 10.0.0.0/8, 172.16.0.0/12
+// or 192.168.0.0/16.
+func inDataNets(o [4]int) bool {
+	return o[0] == 10 || o[0] == 172 && o[1]&0xf0 == 16 || o[0] == 192 && o[1] == 168
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }

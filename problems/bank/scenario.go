@@ -3,6 +3,7 @@ package bank
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -13,7 +14,7 @@ import (
 )
 
 // Version of the scenario.
-const Version = "3"
+const Version = "4"
 
 // Score tags and the rules' numbers (MANUAL: "Scoring").
 const (
@@ -61,6 +62,9 @@ type Scenario struct {
 	// which virtual users share (the manual promises one attempt per
 	// address at a time).
 	bannedLocks sync.Map
+	// viewers holds each user's viewer, by the user's ID (see viewerOf).
+	viewersMu sync.Mutex
+	viewers   map[int]*viewer
 }
 
 var _ engine.Scenario = (*Scenario)(nil)
@@ -73,7 +77,7 @@ func NewScenario() (*Scenario, error) {
 	}
 	m := newModel(data.Default(), st)
 	m.stock(loadAccounts, loadAddrs())
-	sc := &Scenario{m: m, mix: newMix()}
+	sc := &Scenario{m: m, mix: newMix(), viewers: map[int]*viewer{}}
 	sc.plays = sc.playsByRole()
 	return sc, nil
 }
@@ -112,12 +116,12 @@ func (s *Scenario) Meta() engine.Meta {
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	p := &preCheck{s: s, r: r, a: a, o: preCheckReserved(s)}
+	p := &preCheck{s: s, r: r, a: a, v: newViewer(a), rnd: r.Rand(3), o: preCheckReserved(s)}
 	if err := p.pages(ctx); err != nil {
 		return err
 	}
 	p.pickUsers()
-	for _, step := range []func(context.Context) error{p.logins, p.lock, p.initiallyRefused, p.ban} {
+	for _, step := range []func(context.Context) error{p.logins, p.sessions, p.lock, p.initiallyRefused, p.ban} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -165,10 +169,12 @@ func preCheckReserved(s *Scenario) reserved {
 // preCheck is the pre-check's state: its one agent, the accounts and
 // addresses of preCheckReserved, and the users it picked among them.
 type preCheck struct {
-	s *Scenario
-	r *engine.Run
-	a *engine.Agent
-	o reserved
+	s   *Scenario
+	r   *engine.Run
+	a   *engine.Agent
+	v   *viewer
+	rnd *rand.Rand
+	o   reserved
 	// withHistory has logged in before and fresh never has, both without
 	// failures; initiallyLocked is locked in the initial data. The lock and
 	// the ban use the users fresh+1 and fresh+2.
@@ -177,7 +183,7 @@ type preCheck struct {
 
 // attempt is Scenario.attempt with the pre-check's agent, scoring nothing.
 func (p *preCheck) attempt(ctx context.Context, id int64, login, password, ip string) error {
-	return p.s.attempt(ctx, p.r, p.a, id, login, password, ip, engine.NoScore)
+	return p.s.attempt(ctx, p.r, p.a, p.v, id, login, password, ip, engine.NoScore)
 }
 
 // pages checks / without a notice, /report before any attempt, a 404, and
@@ -259,11 +265,39 @@ func (p *preCheck) logins(ctx context.Context) error {
 	return p.attempt(ctx, 0, " "+u.Login, u.Password, p.o.addrs[9])
 }
 
+// sessions: session cookies the app never issued (one made up, the real
+// one with a character changed in its first half, and in its second), then
+// one a later attempt ended, each at /mypage, which must treat it as no
+// cookie.
+func (p *preCheck) sessions(ctx context.Context) error {
+	u := p.s.m.cfg.User(p.withHistory)
+	if err := p.attempt(ctx, u.ID, u.Login, u.Password, p.o.addrs[13]); err != nil {
+		return err
+	}
+	real := p.v.sessionCookie()
+	half := len(real) / 2
+	for _, forged := range []string{madeUpLike(p.rnd, real), oneChangedIn(p.rnd, real, 0, half), oneChangedIn(p.rnd, real, half, len(real))} {
+		if forged == real {
+			continue
+		}
+		p.a.SetCookie(&http.Cookie{Name: cookieName, Value: forged, Path: "/"})
+		if err := p.s.noSession(ctx, p.a, endpointForged, "a session cookie the app never issued"); err != nil {
+			return err
+		}
+	}
+	p.a.SetCookie(&http.Cookie{Name: cookieName, Value: real, Path: "/"})
+	if err := p.attempt(ctx, u.ID, u.Login, u.Password, p.o.addrs[13]); err != nil {
+		return err
+	}
+	p.a.SetCookie(&http.Cookie{Name: cookieName, Value: real, Path: "/"})
+	return p.s.noSession(ctx, p.a, endpointEnded, "the cookie of a session a later attempt ended")
+}
+
 // lock: three wrong passwords, then the right one is refused.
 func (p *preCheck) lock(ctx context.Context) error {
 	lock := p.s.m.cfg.User(p.fresh + 1)
 	for range data.LockThreshold - p.s.m.userFailures(lock.ID) {
-		if err := p.attempt(ctx, lock.ID, lock.Login, lock.Password+"x", p.o.addrs[4]); err != nil {
+		if err := p.attempt(ctx, lock.ID, lock.Login, wrongPassword(p.rnd, p.s.m.cfg, lock.Password), p.o.addrs[4]); err != nil {
 			return err
 		}
 	}
@@ -285,7 +319,7 @@ func (p *preCheck) initiallyRefused(ctx context.Context) error {
 func (p *preCheck) ban(ctx context.Context) error {
 	ban := p.o.addrs[7]
 	for p.s.m.ipCount(ban) < data.BanThreshold {
-		if err := p.attempt(ctx, 0, unknownLogin(p.r.Rand(2)), "password", ban); err != nil {
+		if err := p.attempt(ctx, 0, unknownLogin(p.rnd), madeUpPassword(p.rnd), ban); err != nil {
 			return err
 		}
 	}

@@ -24,7 +24,7 @@ func newMix() *engine.Mix {
 }
 
 // play is one kind of session after its first /.
-type play func(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error
+type play func(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error
 
 func (s *Scenario) playsByRole() map[string]play {
 	return map[string]play{"log in": s.logIn, "lock": s.lockAccount, "get banned": s.getBanned,
@@ -37,15 +37,31 @@ func (s *Scenario) playsByRole() map[string]play {
 // the account and the address it uses from the model and gives them back at its
 // end: nothing ties them to u.ID, so users may come, go and reuse each other's
 // IDs.
+//
+// Every answer the session gets is scanned for what its viewer may not see
+// (see viewer), and now and then, before its play or after it, it opens a
+// page the bank does not have.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
+	v := s.viewerOf(u)
 	if err := s.top(ctx, u.Agent, ""); err != nil {
 		return err
 	}
 	act := s.plays[s.mix.Next()]
+	stray := u.Rand.IntN(2 * strayOdds) // 0: before the play, 1: after it
+	if stray == 0 {
+		if err := s.stray(ctx, u); err != nil {
+			return err
+		}
+	}
 	l := &loan{}
 	defer func() { s.m.giveBack(l.id, l.ip) }()
-	if err := act(ctx, r, u, l); err != nil {
+	if err := act(ctx, r, u, v, l); err != nil {
 		return err
+	}
+	if stray == 1 && ctx.Err() == nil {
+		if err := s.stray(ctx, u); err != nil {
+			return err
+		}
 	}
 	u.Think(ctx, thinkMin, thinkMax)
 	return nil
@@ -75,7 +91,7 @@ func (s *Scenario) address(rnd *rand.Rand, l *loan, n, keep int) string {
 }
 
 // logIn logs in to an account, sometimes after typos.
-func (s *Scenario) logIn(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+func (s *Scenario) logIn(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	id := s.account(u.Rand, l, false)
 	if id == 0 {
 		return nil
@@ -88,12 +104,21 @@ func (s *Scenario) logIn(ctx context.Context, r *engine.Run, u *engine.User, l *
 	if ip == "" {
 		return nil
 	}
-	return s.tryPasswords(ctx, r, u, id, typos, ip)
+	if err := s.tryPasswords(ctx, r, u, v, id, typos, ip); err != nil || !v.loggedIn(id) {
+		return err
+	}
+	switch u.Rand.IntN(probeOdds) {
+	case 0:
+		return s.forgedSession(ctx, u, v, id)
+	case 1:
+		return s.endedSession(ctx, r, u, v, id, ip)
+	}
+	return nil
 }
 
 // lockAccount locks an account with wrong passwords, then tries the right
 // one.
-func (s *Scenario) lockAccount(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+func (s *Scenario) lockAccount(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	id := s.account(u.Rand, l, false)
 	if id == 0 {
 		return nil
@@ -103,13 +128,13 @@ func (s *Scenario) lockAccount(ctx context.Context, r *engine.Run, u *engine.Use
 	if ip == "" {
 		return nil
 	}
-	return s.tryPasswords(ctx, r, u, id, n, ip)
+	return s.tryPasswords(ctx, r, u, v, id, n, ip)
 }
 
 // getBanned gets an address banned with unknown logins, then tries a right
 // password from it. It leaves addrReserve addresses free for the other
 // sessions.
-func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	ip := s.address(u.Rand, l, 0, addrReserve)
 	if ip == "" {
 		return nil
@@ -119,15 +144,15 @@ func (s *Scenario) getBanned(ctx context.Context, r *engine.Run, u *engine.User,
 		return nil
 	}
 	for ctx.Err() == nil && s.m.ipCount(ip) < data.BanThreshold {
-		if err := s.try(ctx, r, u, 0, unknownLogin(u.Rand), "password", ip); err != nil {
+		if err := s.try(ctx, r, u, v, 0, unknownLogin(u.Rand), madeUpPassword(u.Rand), ip); err != nil {
 			return err
 		}
 	}
-	return s.tryPasswords(ctx, r, u, id, 0, ip)
+	return s.tryPasswords(ctx, r, u, v, id, 0, ip)
 }
 
 // tryLocked tries a locked account with its right password.
-func (s *Scenario) tryLocked(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+func (s *Scenario) tryLocked(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	id := s.account(u.Rand, l, true)
 	if id == 0 {
 		return nil
@@ -136,12 +161,12 @@ func (s *Scenario) tryLocked(ctx context.Context, r *engine.Run, u *engine.User,
 	if ip == "" {
 		return nil
 	}
-	return s.tryPasswords(ctx, r, u, id, 0, ip)
+	return s.tryPasswords(ctx, r, u, v, id, 0, ip)
 }
 
 // tryInitiallyBanned tries a right password from an address the initial
 // data bans. Those addresses are shared: attempt sends theirs one at a time.
-func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	banned := s.m.init.Banned[u.Rand.IntN(len(s.m.init.Banned))]
 	if !s.m.usable(0, banned) {
 		return nil
@@ -150,17 +175,17 @@ func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *eng
 	if id == 0 {
 		return nil
 	}
-	return s.tryPasswords(ctx, r, u, id, 0, banned)
+	return s.tryPasswords(ctx, r, u, v, id, 0, banned)
 }
 
 // anonymousMypage fails a login, then opens /mypage with the session that is
 // not logged in.
-func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine.User, l *loan) error {
+func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	ip := s.address(u.Rand, l, 1, 0)
 	if ip == "" {
 		return nil
 	}
-	if err := s.try(ctx, r, u, 0, unknownLogin(u.Rand), "password", ip); err != nil {
+	if err := s.try(ctx, r, u, v, 0, unknownLogin(u.Rand), madeUpPassword(u.Rand), ip); err != nil {
 		return err
 	}
 	return s.loginRequired(ctx, u.Agent)
@@ -168,23 +193,23 @@ func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine
 
 // tryPasswords tries user id's login from ip: wrong times with a wrong
 // password, then with the right one.
-func (s *Scenario) tryPasswords(ctx context.Context, r *engine.Run, u *engine.User, id int64, wrong int, ip string) error {
+func (s *Scenario) tryPasswords(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, id int64, wrong int, ip string) error {
 	user := s.m.cfg.User(id)
 	for range wrong {
-		if err := s.try(ctx, r, u, id, user.Login, user.Password+"x", ip); err != nil {
+		if err := s.try(ctx, r, u, v, id, user.Login, wrongPassword(u.Rand, s.m.cfg, user.Password), ip); err != nil {
 			return err
 		}
 	}
-	return s.try(ctx, r, u, id, user.Login, user.Password, ip)
+	return s.try(ctx, r, u, v, id, user.Login, user.Password, ip)
 }
 
 // try thinks, then attempts; when the load ends it returns nil without
 // attempting, so loops around it must check ctx.
-func (s *Scenario) try(ctx context.Context, r *engine.Run, u *engine.User, id int64, login, password, ip string) error {
+func (s *Scenario) try(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, id int64, login, password, ip string) error {
 	if !u.Think(ctx, thinkMin, thinkMax) {
 		return nil
 	}
-	return s.attempt(ctx, r, u.Agent, id, login, password, ip, u)
+	return s.attempt(ctx, r, u.Agent, v, id, login, password, ip, u)
 }
 
 // unknownLogin is a login that names no user.
@@ -225,7 +250,8 @@ func (s *Scenario) top(ctx context.Context, a *engine.Agent, want string) error 
 // forwarded is the X-Forwarded-For header sent: the client's address is its
 // first entry, without surrounding spaces or tabs, or, when that is empty,
 // the connection's (socketAddr to the model).
-func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, id int64, login, password, forwarded string, sc engine.Scorer) error {
+// v, the agent's viewer, learns what the attempt makes its own.
+func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, v *viewer, id int64, login, password, forwarded string, sc engine.Scorer) error {
 	first, _, _ := strings.Cut(forwarded, ",")
 	ip := strings.Trim(first, " \t")
 	if ip == "" {
@@ -238,6 +264,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 		defer mu.(*sync.Mutex).Unlock()
 	}
 	want := s.m.expect(id, ip, right)
+	v.typed(login, forwarded)
 	sent := r.Now()
 	res, err := a.Do(ctx, "POST /login", http.MethodPost, "/login",
 		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {forwarded}},
@@ -263,6 +290,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 		return err
 	}
 	prev := s.m.record(id, ip, want, sent, res.Received)
+	v.setSession(sessionCookie(res), id, want == "")
 	if want != "" {
 		if err := s.top(ctx, a, want); err != nil {
 			return err
@@ -270,6 +298,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 		sc.Score(tagRefusal, res)
 		return nil
 	}
+	v.shown(prev.ip)
 	if err := s.mypage(ctx, a, login, prev, r); err != nil {
 		return err
 	}

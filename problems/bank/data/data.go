@@ -117,7 +117,9 @@ const (
 	kindLog  uint64 = 0x6c6f67696e6c6f67 // "loginlog"
 )
 
-const passwordChars = "abcdefghijkmnpqrstuvwxyz23456789" // no l, o, 0, 1: easy to read back
+// PasswordChars are the characters of the users' passwords: no l, o, 0, 1,
+// easy to read back.
+const PasswordChars = "abcdefghijkmnpqrstuvwxyz23456789"
 
 // User returns user id, for 1 <= id <= c.Users. It panics when id is out of
 // range.
@@ -129,7 +131,7 @@ func (c Config) User(id int64) User {
 	home, addrs := userAddrs(g) // the first draws: see c.addrs
 	pw := make([]byte, 8+g.Intn(5))
 	for i := range pw {
-		pw[i] = passwordChars[g.Intn(len(passwordChars))]
+		pw[i] = PasswordChars[g.Intn(len(PasswordChars))]
 	}
 	salt := fmt.Sprintf("%016x", g.Uint64())
 	return User{

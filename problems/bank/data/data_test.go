@@ -112,7 +112,7 @@ func TestUsers(t *testing.T) {
 		if u.ID != id || u.Login != Login(id) {
 			t.Fatalf("User(%d) = %+v", id, u)
 		}
-		if n := len(u.Password); n < 8 || n > 12 || strings.Trim(u.Password, passwordChars) != "" {
+		if n := len(u.Password); n < 8 || n > 12 || strings.Trim(u.Password, PasswordChars) != "" {
 			t.Errorf("user %d: password %q", id, u.Password)
 		}
 		if _, err := strconv.ParseUint(u.Salt, 16, 64); err != nil || len(u.Salt) != 16 || strings.ToLower(u.Salt) != u.Salt {
@@ -504,7 +504,7 @@ func TestWordLists(t *testing.T) {
 			t.Errorf("common login %q holds a forbidden character", w)
 		}
 	}
-	if strings.ContainsAny(passwordChars, forbidden) {
+	if strings.ContainsAny(PasswordChars, forbidden) {
 		t.Error("password characters hold a forbidden one")
 	}
 }

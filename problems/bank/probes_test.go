@@ -1,0 +1,123 @@
+package bank
+
+import (
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/problems/bank/data"
+)
+
+// TestWrongPasswordsAreWrongAndVaried: a wrong password is never the right
+// one, and no one shape (the right one plus a letter, say) gives them away.
+func TestWrongPasswordsAreWrongAndVaried(t *testing.T) {
+	cfg := data.Config{Seed: 7, Users: 1000, LogRows: 4000}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	right := cfg.User(42).Password
+	seen := map[string]bool{}
+	longer, shorter, same := 0, 0, 0
+	for range 2000 {
+		w := wrongPassword(rnd, cfg, right)
+		if w == right {
+			t.Fatalf("wrongPassword gave the right password %q", w)
+		}
+		seen[w] = true
+		switch {
+		case len(w) > len(right):
+			longer++
+		case len(w) < len(right):
+			shorter++
+		default:
+			same++
+		}
+		if strings.HasPrefix(w, right) && len(w) == len(right)+1 && w[len(w)-1] == 'x' {
+			t.Errorf("the old probe's shape: %q", w)
+		}
+	}
+	if len(seen) < 500 || longer < 200 || shorter < 200 || same < 500 {
+		t.Errorf("%d distinct wrong passwords, %d longer, %d shorter, %d as long: not varied enough", len(seen), longer, shorter, same)
+	}
+}
+
+// TestForgedCookiesKeepTheShape: a forged cookie is never the real one, has
+// its length and alphabet, and swaps the user's login when the cookie
+// holds it.
+func TestForgedCookiesKeepTheShape(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	hex := "3f9a0c1b2d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8"
+	for range 500 {
+		f := forgeCookie(rnd, hex, "u0000042", "u0001234")
+		if f == hex || len(f) != len(hex) || strings.Trim(f, "0123456789abcdef") != "" {
+			t.Fatalf("forged %q from the hex cookie %q", f, hex)
+		}
+	}
+	named := "u0000042.Zm9vYmFy"
+	swapped := 0
+	for range 500 {
+		f := forgeCookie(rnd, named, "u0000042", "u0001234")
+		if f == named || len(f) != len(named) || f[8] != '.' {
+			t.Fatalf("forged %q from %q", f, named)
+		}
+		if f == "u0001234.Zm9vYmFy" {
+			swapped++
+		}
+	}
+	if swapped < 100 {
+		t.Errorf("the login swapped %d times in 500, expected about a third", swapped)
+	}
+}
+
+// TestScanFindsLoginsAndDataAddresses: the scan finds a user's login and an
+// address of the data's networks anywhere in a body, and nothing else.
+func TestScanFindsLoginsAndDataAddresses(t *testing.T) {
+	body := []byte(`<p>u0000042</p><!-- xu1234567 --><i data-x="u12345678">u123456</i>` +
+		`10.1.2.3 172.20.0.1, 172.32.0.1 192.168.4.5.6 1.10.1.2.3 192.168.1.256 127.0.0.1 (192.168.7.8)`)
+	var logins, addrs []string
+	eachLogin(body, func(l string) { logins = append(logins, l) })
+	eachDataAddr(body, func(a string) { addrs = append(addrs, a) })
+	if want := []string{"u0000042", "u1234567"}; !slices.Equal(logins, want) {
+		t.Errorf("logins %q, want %q", logins, want)
+	}
+	if want := []string{"10.1.2.3", "172.20.0.1", "192.168.7.8"}; !slices.Equal(addrs, want) {
+		t.Errorf("addresses %q, want %q", addrs, want)
+	}
+}
+
+// TestViewerSeesOnlyItsOwn: the inspection passes what the viewer sent or
+// was shown as its own, and fails another user's login or address
+// critically, whatever the answer's status; /report and assets are left
+// alone.
+func TestViewerSeesOnlyItsOwn(t *testing.T) {
+	base, _ := url.Parse("http://127.0.0.1:1")
+	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil))
+	v.typed("u0000042", "192.168.3.4 , 10.0.0.1")
+	v.shown("10.9.8.7")
+	answer := func(path string, status int, body string) *engine.Response {
+		u, _ := url.Parse("http://127.0.0.1:1" + path)
+		return &engine.Response{Endpoint: "GET " + path, Method: http.MethodGet, URL: u, StatusCode: status, Body: []byte(body)}
+	}
+	for _, ok := range []*engine.Response{
+		answer("/mypage", 200, "u0000042 from 10.9.8.7, now 192.168.3.4 (10.0.0.1)"),
+		answer("/report", 200, `{"locked_users":["u0000007"],"banned_ips":["172.16.0.9"]}`),
+		answer("/static/js/bank.js", 200, "u0000007"),
+	} {
+		if err := v.inspect(ok); err != nil {
+			t.Errorf("%s: %v", ok.URL.Path, err)
+		}
+	}
+	for _, leak := range []*engine.Response{
+		answer("/favicon.ico", 404, `<section id="error">u0000043</section>`),
+		answer("/", 200, `<div hidden data-last="192.168.3.5"></div>`),
+		answer("/mypage", 303, `<!-- u0000007 -->`),
+		answer("/static/none", 404, `10.9.8.6`),
+	} {
+		err := v.inspect(leak)
+		if e := engine.AsError(err); e == nil || e.Class != engine.ClassCritical || e.Code != "leak" {
+			t.Errorf("%s %q: %v, want a critical leak", leak.URL.Path, leak.Body, err)
+		}
+	}
+}
