@@ -121,3 +121,26 @@ func TestViewerSeesOnlyItsOwn(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkViewerInspect: the scan that runs on every answer of the load,
+// over a /mypage of the reference's size (about 1 KB).
+func BenchmarkViewerInspect(b *testing.B) {
+	base, _ := url.Parse("http://127.0.0.1:1")
+	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil))
+	v.typed("u0000042", "192.168.3.4")
+	v.shown("10.9.8.7")
+	page := `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+		`<title>My page - tunecon bank</title><link rel="stylesheet" href="/static/css/bank.css"><script src="/static/js/bank.js"></script></head>` +
+		`<body><header id="header"><a id="home-link" href="/"><img id="logo" src="/static/img/logo.png" alt="tunecon bank"></a></header><main id="main">` +
+		`<section id="mypage"><h1>Welcome, <span id="login-name">u0000042</span></h1><dl id="last-login"><dt>Last login at</dt>` +
+		`<dd id="last-login-at">2025-12-31 23:59:57</dd><dt>Last login from</dt><dd id="last-login-ip">10.9.8.7</dd></dl></section></main>` +
+		`<footer id="footer"><p>tunecon bank will never ask for your password by email or on the phone.</p></footer></body></html>`
+	u, _ := url.Parse("http://127.0.0.1:1/mypage")
+	res := &engine.Response{Endpoint: "GET /mypage", Method: http.MethodGet, URL: u, StatusCode: 200, Body: []byte(page)}
+	b.SetBytes(int64(len(page)))
+	for b.Loop() {
+		if err := v.inspect(res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
