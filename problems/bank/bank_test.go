@@ -281,6 +281,38 @@ func authDefects(src string) []struct {
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
 				[2]string{"DELETE FROM sessions WHERE id = ?", "DELETE FROM sessions WHERE id = ? AND 0 = 1"}))
 		}, "to the cookie of a session a later attempt ended"},
+		{"the session cookie kept across attempts (session fixation)", func(t *testing.T) *url.URL {
+			// The browser keeps its first cookie; the proxy maps it to the
+			// app's latest session, as an app that never rotates it would.
+			var mu sync.Mutex
+			alias := map[string]string{}
+			p := &apptest.Proxy{
+				Intercept: func(w http.ResponseWriter, r *http.Request, n int64) bool {
+					mu.Lock()
+					defer mu.Unlock()
+					if c, err := r.Cookie("bank_session"); err == nil {
+						r.Header.Set("X-Browser-Session", c.Value)
+						if app, ok := alias[c.Value]; ok {
+							r.Header.Set("Cookie", "bank_session="+app)
+						}
+					}
+					return false
+				},
+				Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+					browser := r.Header.Get("X-Browser-Session")
+					set := (&http.Response{Header: h}).Cookies()
+					if r.URL.Path != "/login" || browser == "" || len(set) == 0 {
+						return body
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					alias[browser] = set[0].Value
+					h.Set("Set-Cookie", "bank_session="+browser+"; Path=/; HttpOnly; SameSite=Lax")
+					return body
+				},
+			}
+			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
+		}, "set the cookie of the session the previous attempt started"},
 		{"the last /mypage's login on the 404 page", leak(func(r *http.Request, st int, body []byte, login, ip string) []byte {
 			if st != http.StatusNotFound {
 				return body

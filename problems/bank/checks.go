@@ -141,3 +141,17 @@ func checkNoSession(res *engine.Response, what string) error {
 	}
 	return res.Criticalf("session", "/mypage %s to %s: a cookie that names no session counts as no cookie, so 303 to /", got, what)
 }
+
+// checkNewSession judges the session cookie a POST /login answer sets, got
+// ("" for none), against last, the one the viewer's previous attempt was
+// given: every attempt ends its session and starts a new one, whose cookie
+// is new (keeping the old one is session fixation).
+func checkNewSession(res *engine.Response, got, last string) error {
+	switch {
+	case got == "":
+		return res.Criticalf("session", "POST /login set no %s cookie: every attempt starts a new session and sends its cookie", cookieName)
+	case got == last:
+		return res.Criticalf("session", "POST /login set the cookie of the session the previous attempt started: every attempt ends its session and starts a new one, with a new cookie")
+	}
+	return nil
+}

@@ -290,7 +290,11 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 		return err
 	}
 	prev := s.m.record(id, ip, want, sent, res.Received)
-	v.setSession(sessionCookie(res), id, want == "")
+	cookie, last := sessionCookie(res), v.sessionCookie()
+	v.setSession(cookie, id, want == "")
+	if err := checkNewSession(res, cookie, last); err != nil {
+		return err
+	}
 	if want != "" {
 		if err := s.top(ctx, a, want); err != nil {
 			return err
