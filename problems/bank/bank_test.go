@@ -242,7 +242,7 @@ func authDefects(src string) []struct {
 } {
 	// leak remembers the last /mypage the app served, anyone's, and lets
 	// put write it into another answer.
-	leak := func(put func(r *http.Request, st int, body []byte, login, ip string) []byte) func(t *testing.T) *url.URL {
+	leak := func(put func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte) func(t *testing.T) *url.URL {
 		return func(t *testing.T) *url.URL {
 			var mu sync.Mutex
 			var login, ip string
@@ -257,7 +257,7 @@ func authDefects(src string) []struct {
 				if login == "" {
 					return body
 				}
-				return put(r, st, body, login, ip)
+				return put(r, st, h, body, login, ip)
 			}}
 			// The tuned app, for many sessions, and strays among them, in a
 			// short load.
@@ -313,17 +313,27 @@ func authDefects(src string) []struct {
 			}
 			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
 		}, "set the cookie of the session the previous attempt started"},
-		{"the last /mypage's login on the 404 page", leak(func(r *http.Request, st int, body []byte, login, ip string) []byte {
+		{"the last /mypage's login on the 404 page", leak(func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte {
 			if st != http.StatusNotFound {
 				return body
 			}
 			return []byte(strings.Replace(string(body), "There is no such page.", "There is no such page. Last seen: "+login+".", 1))
 		}), "status 404\\) carries the login"},
-		{"the last /mypage's address in hidden markup on /", leak(func(r *http.Request, st int, body []byte, login, ip string) []byte {
+		{"the last /mypage's address in hidden markup on /", leak(func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte {
 			if r.URL.Path != "/" || st != http.StatusOK {
 				return body
 			}
 			return []byte(strings.Replace(string(body), "</main>", `<div hidden data-last="`+ip+`"></div></main>`, 1))
 		}), "status 200\\) carries the address"},
+		{"the last /mypage's login in a header", leak(func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte {
+			h.Set("X-Last-Login", login)
+			return body
+		}), "carries the login u\\d{7} in its X-Last-Login header"},
+		{"the last /mypage's login in a field of /report", leak(func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte {
+			if r.URL.Path != "/report" {
+				return body
+			}
+			return []byte(strings.Replace(string(body), "{", `{"last_login":"`+login+`",`, 1))
+		}), "GET /report: the answer \\(status 200\\) carries the login"},
 	}
 }

@@ -159,8 +159,8 @@ func oneChangedIn(rnd *rand.Rand, real string, lo, hi int) string {
 
 func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
-// forgedSession sends, in a session logged in to login, /mypage with a
-// session cookie the app never issued: it names no session, so /mypage
+// forgedSession sends, in a session logged in to account id, /mypage with
+// a session cookie the app never issued: it names no session, so /mypage
 // must send the browser to / with the login-required notice.
 func (s *Scenario) forgedSession(ctx context.Context, u *engine.User, v *viewer, id int64) error {
 	real := v.sessionCookie()

@@ -89,8 +89,8 @@ func TestScanFindsLoginsAndDataAddresses(t *testing.T) {
 
 // TestViewerSeesOnlyItsOwn: the inspection passes what the viewer sent or
 // was shown as its own, and fails another user's login or address
-// critically, whatever the answer's status; /report and assets are left
-// alone.
+// critically, whatever the answer's status; /report's two lists and
+// assets are left alone, and headers are read for logins only.
 func TestViewerSeesOnlyItsOwn(t *testing.T) {
 	base, _ := url.Parse("http://127.0.0.1:1")
 	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil))
@@ -100,7 +100,15 @@ func TestViewerSeesOnlyItsOwn(t *testing.T) {
 		u, _ := url.Parse("http://127.0.0.1:1" + path)
 		return &engine.Response{Endpoint: "GET " + path, Method: http.MethodGet, URL: u, StatusCode: status, Body: []byte(body)}
 	}
+	withHeader := answer("/", 200, "")
+	withHeader.Header = http.Header{"X-Last-User": {"u0000007"}}
+	if err := v.inspect(withHeader); engine.AsError(err) == nil || engine.AsError(err).Code != "leak" {
+		t.Errorf("a login in a header: %v, want a leak", err)
+	}
+	proxied := answer("/", 200, "")
+	proxied.Header = http.Header{"X-Upstream": {"10.1.1.1:8080"}, "Set-Cookie": {"bank_session=u1234567"}}
 	for _, ok := range []*engine.Response{
+		proxied,
 		answer("/mypage", 200, "u0000042 from 10.9.8.7, now 192.168.3.4 (10.0.0.1)"),
 		answer("/report", 200, `{"locked_users":["u0000007"],"banned_ips":["172.16.0.9"]}`),
 		answer("/static/js/bank.js", 200, "u0000007"),
@@ -114,6 +122,7 @@ func TestViewerSeesOnlyItsOwn(t *testing.T) {
 		answer("/", 200, `<div hidden data-last="192.168.3.5"></div>`),
 		answer("/mypage", 303, `<!-- u0000007 -->`),
 		answer("/static/none", 404, `10.9.8.6`),
+		answer("/report", 200, `{"locked_users":[],"banned_ips":[],"last":"u0000007"}`),
 	} {
 		err := v.inspect(leak)
 		if e := engine.AsError(err); e == nil || e.Class != engine.ClassCritical || e.Code != "leak" {

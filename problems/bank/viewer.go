@@ -90,28 +90,52 @@ func (v *viewer) sessionCookie() string {
 // inspect is the agent's Inspect check, run on every answer: it fails,
 // critically, an answer that carries a login or an address the viewer may
 // not see, anywhere in its body (an error page, a redirect, hidden markup,
-// an attribute, a comment). /report, the security team's list, names locked
-// users and banned addresses by design; an asset's body is checked byte for
-// byte against the manifest already.
+// an attribute, a comment), or a login in its headers (but Set-Cookie,
+// whose random value is the app's own). /report, the security team's list, names locked
+// users and banned addresses by design: only its other fields are read. An
+// asset's body is checked byte for byte against the manifest already.
 func (v *viewer) inspect(res *engine.Response) error {
-	if res.URL.Path == "/report" || res.StatusCode == 200 && strings.HasPrefix(res.URL.Path, "/static/") || len(res.Body) == 0 {
-		return nil
+	body := res.Body
+	switch {
+	case res.URL.Path == "/report":
+		body = reportExtras(body)
+	case res.StatusCode == 200 && strings.HasPrefix(res.URL.Path, "/static/"):
+		body = nil
 	}
+	for name, values := range res.Header {
+		if name == "Set-Cookie" {
+			continue
+		}
+		for _, value := range values {
+			if err := v.scan(res, "its "+name+" header", []byte(value), false); err != nil {
+				return err
+			}
+		}
+	}
+	return v.scan(res, "its body", body, true)
+}
+
+// scan fails res if b, the part of it named where, carries a login, or
+// when addrs an address of the data's networks, that the viewer may not
+// see. Headers are scanned for logins alone: a proxy may name its own
+// servers there, whose addresses may lie in the same private networks.
+func (v *viewer) scan(res *engine.Response, where string, b []byte, addrs bool) error {
 	var leak, kind string
-	eachLogin(res.Body, func(login string) {
+	eachLogin(b, func(login string) {
 		if leak == "" && !v.may(v.logins, login) {
 			leak, kind = login, "the login"
 		}
 	})
-	if leak == "" {
-		eachDataAddr(res.Body, func(addr string) {
+	if leak == "" && addrs {
+		eachDataAddr(b, func(addr string) {
 			if leak == "" && !v.may(v.addrs, addr) {
 				leak, kind = addr, "the address"
 			}
 		})
 	}
 	if leak != "" {
-		return res.Criticalf("leak", "the answer (status %d) carries %s %s, another user's: its viewer never sent it nor logged in to a user it belongs to", res.StatusCode, kind, leak)
+		return res.Criticalf("leak", "the answer (status %d) carries %s %s in %s, another user's: its viewer never sent it nor logged in to a user it belongs to",
+			res.StatusCode, kind, leak, where)
 	}
 	return nil
 }
