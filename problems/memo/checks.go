@@ -30,6 +30,49 @@ func checkCookies(res *engine.Response) error {
 	return nil
 }
 
+// refusal checks the answer to a request the app must refuse: status (a
+// 303 to loc when loc is not ""), or else a critical error saying that what
+// was sent got through.
+func refusal(what string, status int, loc string) engine.Check {
+	return func(res *engine.Response) error {
+		ok := res.StatusCode == status
+		got := itoa(int64(res.StatusCode))
+		if l := res.Header.Get("Location"); l != "" {
+			got += " to " + l
+		}
+		if ok && loc != "" {
+			l, err := res.Location()
+			ok = err == nil && l.Path == loc
+		}
+		if !ok {
+			want := itoa(int64(status))
+			if loc != "" {
+				want += " to " + loc
+			}
+			return res.Criticalf("refusal", "%s answered %s; the manual's answer is %s", what, got, want)
+		}
+		return checkCookies(res)
+	}
+}
+
+// signedOutPage checks the answer to a request whose cookie names no
+// session for a page that is the same signed out: 200, for no user.
+func signedOutPage(what string) engine.Check {
+	return func(res *engine.Response) error {
+		if err := refusal(what, http.StatusOK, "")(res); err != nil {
+			return err
+		}
+		doc, err := res.Document()
+		if err != nil {
+			return err
+		}
+		if u := first(doc, selHeader).FindMatcher(selUsername); u.Length() > 0 {
+			return res.Criticalf("refusal", "%s answered the page of the user %q; the manual's answer is the page signed out", what, u.First().Text())
+		}
+		return nil
+	}
+}
+
 // checkPageHeaders checks the headers of a page served to the session of
 // user name ("" signed out): the cookie rule, and Cache-Control: private for
 // a user's page (critical: a shared cache would give it to others).

@@ -20,6 +20,7 @@ type initial struct {
 	public []int64     // the public memos' ids, ascending
 	byUser [][]int64   // user id → the user's memo ids, ascending
 	names  []string    // user id → name
+	marks  *marks      // what the privacy scan knows the private memos by
 }
 
 var loadInitial = sync.OnceValue(func() *initial { return newInitial(data.Default()) })
@@ -38,6 +39,7 @@ func newInitial(cfg data.Config) *initial {
 		}
 		in.byUser[m.UserID] = append(in.byUser[m.UserID], m.ID)
 	}
+	in.marks = initialMarks(in)
 	return in
 }
 
@@ -103,11 +105,14 @@ type model struct {
 	ahead func() (lo, hi time.Duration)
 	// md renders memos as the manual says: CommonMark.
 	md goldmark.Markdown
+	// runMarks are the marks of the run's private memos, for the privacy
+	// scan; they have a lock of their own.
+	runMarks *runMarks
 }
 
 func newModel(in *initial) *model {
 	m := &model{in: in, byID: map[int64]*memo{}, users: map[int64]*user{}, byName: map[string]*user{},
-		ahead: func() (lo, hi time.Duration) { return 0, 0 }, md: goldmark.New()}
+		ahead: func() (lo, hi time.Duration) { return 0, 0 }, md: goldmark.New(), runMarks: newRunMarks()}
 	for id := int64(1); id <= in.lastUser(); id++ {
 		m.free = append(m.free, id)
 	}
@@ -208,8 +213,9 @@ func (m *model) nextPost() int64 {
 	return m.posts
 }
 
-// begin records a memo about to be posted by u.
+// begin records a memo about to be posted by u, and tells the privacy scan.
 func (m *model) begin(u *user, private bool, title, content string, sent time.Time) *memo {
+	m.runMarks.posting(u.name, title, content, private, m.in.marks)
 	p := &memo{user: u.id, private: private, title: title, content: content, sent: sent}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -357,6 +363,32 @@ func (m *model) privateMemo(rnd *rand.Rand, exclude int64) int64 {
 			return id
 		}
 	}
+}
+
+// privateOf returns a private memo of user at random, an initial one or one
+// of the run's with its id; 0 if the user has none.
+func (m *model) privateOf(rnd *rand.Rand, user int64) int64 {
+	var ids []int64
+	if user >= 1 && user <= m.in.lastUser() {
+		for _, id := range m.in.byUser[user] {
+			if m.in.memos[id-1].Private {
+				ids = append(ids, id)
+			}
+		}
+	}
+	m.mu.Lock()
+	if u := m.users[user]; u != nil {
+		for _, p := range u.memos {
+			if p.private && p.done() {
+				ids = append(ids, p.id)
+			}
+		}
+	}
+	m.mu.Unlock()
+	if len(ids) == 0 {
+		return 0
+	}
+	return ids[rnd.IntN(len(ids))]
 }
 
 // runPrivate returns a private run memo not by exclude, 0 if none.

@@ -13,7 +13,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "1"
+const Version = "2"
 
 // Score tags (MANUAL: "Scoring").
 const (
@@ -60,15 +60,16 @@ var (
 
 // Scenario is the memo benchmark.
 type Scenario struct {
-	m   *model
-	mix *engine.Mix
+	m        *model
+	mix      *engine.Mix
+	sessions *sessionBook
 }
 
 var _ engine.Scenario = (*Scenario)(nil)
 
 // NewScenario returns a scenario for one run.
 func NewScenario() (*Scenario, error) {
-	return &Scenario{m: newModel(loadInitial()), mix: newMix()}, nil
+	return &Scenario{m: newModel(loadInitial()), mix: newMix(), sessions: newSessionBook()}, nil
 }
 
 // Meta declares the rules.
@@ -91,8 +92,9 @@ func (s *Scenario) Meta() engine.Meta {
 // negative cases included; any error fails the run.
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	s.m.ahead = r.TargetClockBounds
-	a := r.NewAgent()
-	defer a.Close()
+	b := s.newBrowser(r.NewAgent())
+	defer b.Close()
+	a := b.Agent
 	rnd := r.Rand(0)
 	in := s.m.in
 	last := int64(len(in.public)-1) / pageSize
@@ -133,58 +135,84 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := a.Expect(ctx, "POST /memos", "/memos", url.Values{"content": {"# signed out"}}, http.StatusForbidden, checkCookies); err != nil {
 		return err
 	}
-	return s.preCheckUsers(ctx, r, a)
+	return s.preCheckUsers(ctx, r, b)
 }
 
 // preCheckUsers signs in with a wrong password and then the right one, reads
 // a private memo as its author and as another user, posts what the manual
-// refuses and then a public and a private memo, and signs up.
-func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, a *engine.Agent) error {
+// refuses and then a public and a private memo, signs out, finds the
+// session's cookie dead and the next session's id and token new, and signs
+// up.
+func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, b *browser) error {
 	rnd := r.Rand(2)
 	u := s.m.borrow(rnd)
 	defer s.m.giveBack(u)
-	csrf, err := s.preCheckSignin(ctx, r, a, u, rnd)
-	if err != nil {
+	if err := s.preCheckSignin(ctx, r, b, u, rnd); err != nil {
 		return err
 	}
-	if err := s.preCheckPosts(ctx, r, a, u, csrf); err != nil {
+	sid, csrf := b.sid, b.csrf
+	if err := s.preCheckPosts(ctx, r, b, u); err != nil {
 		return err
 	}
-	return s.preCheckSignup(ctx, a, u)
+	if err := s.preCheckSignedOut(ctx, b, u, sid, csrf); err != nil {
+		return err
+	}
+	return s.preCheckSignup(ctx, b, u)
 }
 
 // preCheckSignin signs u in with a wrong password and then the right one,
 // reads /mypage and, as u, one of u's memos and another user's private memo
-// (picked with rnd). It returns the session's CSRF token.
-func (s *Scenario) preCheckSignin(ctx context.Context, r *engine.Run, a *engine.Agent, u *user, rnd *rand.Rand) (string, error) {
+// (picked with rnd). The browser keeps the session's CSRF token.
+func (s *Scenario) preCheckSignin(ctx context.Context, r *engine.Run, b *browser, u *user, rnd *rand.Rand) error {
 	wrong := url.Values{"username": {u.name}, "password": {u.password + "x"}}
-	if err := a.Expect(ctx, "POST /signin", "/signin", wrong, http.StatusUnauthorized, checkCookies); err != nil {
-		return "", err
+	if err := b.Expect(ctx, "POST /signin", "/signin", wrong, http.StatusUnauthorized, checkCookies); err != nil {
+		return err
 	}
-	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
-		return "", err
+	if err := s.signin(ctx, b, u, engine.NoScore); err != nil {
+		return err
 	}
-	csrf, err := s.mypage(ctx, a, u, engine.NoScore)
-	if err != nil {
-		return "", err
+	if _, err := s.mypage(ctx, b, u, engine.NoScore); err != nil {
+		return err
 	}
 	v := s.m.view(r.Now(), r.Now())
 	if sure, _, _ := v.authorMemos(u.id, true); len(sure) > 0 {
-		if err := s.memoPage(ctx, a, u.name, sure[rnd.IntN(len(sure))], true, engine.NoScore); err != nil {
-			return "", err
+		if err := s.memoPage(ctx, b.Agent, u.name, sure[rnd.IntN(len(sure))], true, engine.NoScore); err != nil {
+			return err
 		}
 	}
-	if err := s.memoPage(ctx, a, u.name, s.m.privateMemo(rnd, u.id), false, engine.NoScore); err != nil {
-		return "", err
-	}
-	return csrf, nil
+	return s.memoPage(ctx, b.Agent, u.name, s.m.privateMemo(rnd, u.id), false, engine.NoScore)
 }
 
-// preCheckPosts posts, as u signed in with token csrf, what the manual
-// refuses and then a public and a private memo, which must get the next ids;
-// once they must show, it reads u's list and /mypage, signs out and reads
-// the first two pages of the public list.
-func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.Agent, u *user, csrf string) error {
+// preCheckSignedOut sends the cookie of u's session, signed out, with its
+// token csrf: /mypage is 303 to /signin and a post 403; then it signs u in
+// again, whose new session must have an id and a token never given before,
+// and signs it out.
+func (s *Scenario) preCheckSignedOut(ctx context.Context, b *browser, u *user, sid, csrf string) error {
+	b.SetCookie(&http.Cookie{Name: sessionCookie, Value: sid, Path: "/"})
+	what := "the cookie of a session signed out"
+	if _, err := b.refused(ctx, "GET /mypage", "/mypage", nil, refusal(what+", asking for /mypage,", http.StatusSeeOther, "/signin")); err != nil {
+		return err
+	}
+	form := url.Values{"content": {"# signed out"}, "csrf_token": {csrf}}
+	if _, err := b.refused(ctx, "POST /memos", "/memos", form, refusal(what+", posting a memo,", http.StatusForbidden, "")); err != nil {
+		return err
+	}
+	b.ClearCookies()
+	if err := s.signin(ctx, b, u, engine.NoScore); err != nil {
+		return err
+	}
+	if _, err := s.mypage(ctx, b, u, engine.NoScore); err != nil {
+		return err
+	}
+	return s.signout(ctx, b, engine.NoScore)
+}
+
+// preCheckPosts posts, as u signed in in b, what the manual refuses and
+// then a public and a private memo, which must get the next ids; once they
+// must show, it reads u's list and /mypage, signs out and reads the first
+// two pages of the public list.
+func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, b *browser, u *user) error {
+	a, csrf := b.Agent, b.csrf
 	bad := []url.Values{
 		{"content": {"# no token"}},
 		{"content": {"# wrong token"}, "csrf_token": {csrf + "x"}},
@@ -212,10 +240,10 @@ func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.A
 	if _, err := s.list(ctx, a, u.name, 0, engine.NoScore); err != nil {
 		return err
 	}
-	if _, err := s.mypage(ctx, a, u, engine.NoScore); err != nil {
+	if _, err := s.mypage(ctx, b, u, engine.NoScore); err != nil {
 		return err
 	}
-	if err := s.signout(ctx, a, csrf, engine.NoScore); err != nil {
+	if err := s.signout(ctx, b, engine.NoScore); err != nil {
 		return err
 	}
 	for _, n := range []int64{0, 1} { // read before the posts: now one memo further down
@@ -228,29 +256,28 @@ func (s *Scenario) preCheckPosts(ctx context.Context, r *engine.Run, a *engine.A
 
 // preCheckSignup refuses the sign-ups the manual refuses, u's name among
 // them, then signs a new user up, reads its /mypage and signs it out.
-func (s *Scenario) preCheckSignup(ctx context.Context, a *engine.Agent, u *user) error {
+func (s *Scenario) preCheckSignup(ctx context.Context, b *browser, u *user) error {
 	for _, form := range []url.Values{
 		{"username": {"ab"}, "password": {"password1"}},
 		{"username": {"Upper_case"}, "password": {"password1"}},
 		{"username": {"short_pw"}, "password": {"1234567"}},
 	} {
-		if err := a.Expect(ctx, "POST /signup", "/signup", form, http.StatusBadRequest, checkCookies); err != nil {
+		if err := b.Expect(ctx, "POST /signup", "/signup", form, http.StatusBadRequest, checkCookies); err != nil {
 			return err
 		}
 	}
 	taken := url.Values{"username": {u.name}, "password": {"password1"}}
-	if err := a.Expect(ctx, "POST /signup", "/signup", taken, http.StatusConflict, checkCookies); err != nil {
+	if err := b.Expect(ctx, "POST /signup", "/signup", taken, http.StatusConflict, checkCookies); err != nil {
 		return err
 	}
-	nu, err := s.signup(ctx, a, engine.NoScore)
+	nu, err := s.signup(ctx, b, engine.NoScore)
 	if err != nil {
 		return err
 	}
-	csrf, err := s.mypage(ctx, a, nu, engine.NoScore)
-	if err != nil {
+	if _, err := s.mypage(ctx, b, nu, engine.NoScore); err != nil {
 		return err
 	}
-	if err := s.signout(ctx, a, csrf, engine.NoScore); err != nil {
+	if err := s.signout(ctx, b, engine.NoScore); err != nil {
 		return err
 	}
 	s.m.giveBack(nu)
@@ -268,20 +295,20 @@ func checkRedirect(res *engine.Response, path string) error {
 // FinalCheck checks the end state: / and the /mypage of a sample of the
 // users who wrote, signed in again.
 func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
-	a := r.NewAgent()
-	defer a.Close()
-	if _, err := s.list(ctx, a, "", 0, engine.NoScore); err != nil {
+	b := s.newBrowser(r.NewAgent())
+	defer b.Close()
+	if _, err := s.list(ctx, b.Agent, "", 0, engine.NoScore); err != nil {
 		return err
 	}
 	for _, u := range s.m.sampleUsers(r.Rand(1), finalCheckUsers) {
 		if u.unsure {
 			continue
 		}
-		a.ClearCookies()
-		if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+		b.signedOut() // the session before is left signed in, as a browser closed
+		if err := s.signin(ctx, b, u, engine.NoScore); err != nil {
 			return err
 		}
-		if _, err := s.mypage(ctx, a, u, engine.NoScore); err != nil {
+		if _, err := s.mypage(ctx, b, u, engine.NoScore); err != nil {
 			return err
 		}
 	}

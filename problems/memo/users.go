@@ -21,23 +21,37 @@ func newMix() *engine.Mix {
 // User plays one session of the role the mix gives it, in a browser whose
 // cookies the previous session left behind are cleared.
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
-	u.ClearCookies()
+	b := s.newBrowser(u.Agent)
 	switch s.mix.Next() {
 	case "reader":
-		return s.reader(ctx, u)
+		return s.reader(ctx, u, b)
 	case "writer":
 		if w := s.m.borrow(u.Rand); w != nil {
 			defer s.m.giveBack(w)
-			return s.writer(ctx, r, u, w)
+			return s.writer(ctx, r, u, b, w)
 		}
 	}
-	return s.newcomer(ctx, r, u)
+	return s.newcomer(ctx, r, u, b)
 }
 
 // reader reads / and a few memos from it, then pages back through /recent
 // one page at a time (or jumps to a random page), thinking between pages;
-// some readers also ask for someone's private memo.
-func (s *Scenario) reader(ctx context.Context, u *engine.User) error {
+// some readers also ask for someone's private memo, and some send, at one
+// of three moments, a session cookie the app never issued.
+func (s *Scenario) reader(ctx context.Context, u *engine.User, b *browser) error {
+	forgeAt := -1
+	if u.Rand.Float64() < forgedCookieShare {
+		forgeAt = u.Rand.IntN(3)
+	}
+	forge := func(at int) error {
+		if at != forgeAt {
+			return nil
+		}
+		return s.forgedCookie(ctx, b, u.Rand)
+	}
+	if err := forge(0); err != nil {
+		return err
+	}
 	p, err := s.list(ctx, u.Agent, "", 0, u)
 	if err != nil {
 		return err
@@ -50,9 +64,22 @@ func (s *Scenario) reader(ctx context.Context, u *engine.User) error {
 			return err
 		}
 	}
+	if err := forge(1); err != nil {
+		return err
+	}
+	if err := s.readBack(ctx, u, p.total); err != nil {
+		return err
+	}
+	return forge(2)
+}
+
+// readBack pages back through /recent from page 1 (or, for one reader in
+// ten, from a random page of a list of total memos), one to three pages,
+// thinking before each.
+func (s *Scenario) readBack(ctx context.Context, u *engine.User, total int64) error {
 	n, pages := int64(1), 1+u.Rand.IntN(3)
-	if u.Rand.IntN(10) == 0 && p.total > 2*pageSize {
-		n = 1 + u.Rand.Int64N(p.total/pageSize-1)
+	if u.Rand.IntN(10) == 0 && total > 2*pageSize {
+		n = 1 + u.Rand.Int64N(total/pageSize-1)
 	}
 	for range pages {
 		if !u.Think(ctx, thinkMin, thinkMax) {
@@ -84,45 +111,57 @@ func (s *Scenario) readSome(ctx context.Context, u *engine.User, viewer string, 
 	return nil
 }
 
-// writer signs in as w, reads /mypage, writes a memo and opens it, then,
-// once Freshness has passed, finds it on / or /mypage, reads someone else's
-// memo, and signs out.
-func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, w *user) error {
-	if err := s.signin(ctx, u.Agent, w, u); err != nil {
+// writer signs in as w (some writers first type a wrong password), reads
+// /mypage, writes a memo and opens it, then, once Freshness has passed,
+// finds it on / or /mypage, reads someone else's memo, and signs out.
+func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, b *browser, w *user) error {
+	if u.Rand.Float64() < wrongPasswordShare {
+		if err := s.wrongPassword(ctx, b, w, u.Rand); err != nil {
+			return err
+		}
+		u.Think(ctx, thinkMin, thinkMax)
+	}
+	if err := s.signin(ctx, b, w, u); err != nil {
 		return err
 	}
 	u.Think(ctx, thinkMin, thinkMax)
-	csrf, err := s.mypage(ctx, u.Agent, w, u)
-	if err != nil {
+	if _, err := s.mypage(ctx, b, w, u); err != nil {
 		return err
 	}
-	return s.writeAndLeave(ctx, r, u, w, csrf, u.Rand.IntN(2) == 1)
+	return s.writeAndLeave(ctx, r, u, b, w, u.Rand.IntN(2) == 1)
 }
 
 // newcomer signs up, reads /mypage, writes a public memo and opens it, reads
 // /, and signs out; the new user joins those writers may sign in as.
-func (s *Scenario) newcomer(ctx context.Context, r *engine.Run, u *engine.User) error {
-	w, err := s.signup(ctx, u.Agent, u)
+func (s *Scenario) newcomer(ctx context.Context, r *engine.Run, u *engine.User, b *browser) error {
+	w, err := s.signup(ctx, b, u)
 	if err != nil {
 		return err
 	}
 	defer s.m.giveBack(w)
 	u.Think(ctx, thinkMin, thinkMax)
-	csrf, err := s.mypage(ctx, u.Agent, w, u)
-	if err != nil {
+	if _, err := s.mypage(ctx, b, w, u); err != nil {
 		return err
 	}
-	return s.writeAndLeave(ctx, r, u, w, csrf, false)
+	return s.writeAndLeave(ctx, r, u, b, w, false)
 }
 
 // writeAndLeave writes a memo and opens it, then, a think later and at least
 // Freshness after its 303, reads / (public) or /mypage (private) where it
-// must show, opens someone else's memo from /, and signs out.
-func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.User, w *user, csrf string, private bool) error {
+// must show, opens someone else's memo from /, and signs out. Some sessions
+// first send a post or a sign-out with another session's token, and some
+// send their cookie again once signed out.
+func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.User, b *browser, w *user, private bool) error {
 	u.Think(ctx, thinkMin, thinkMax)
-	p, err := s.post(ctx, r, u.Agent, w, csrf, private, u)
+	if u.Rand.Float64() < foreignTokenShare {
+		if err := s.foreignToken(ctx, b, u.Rand); err != nil {
+			return err
+		}
+		u.Think(ctx, thinkMin, thinkMax)
+	}
+	p, err := s.post(ctx, r, u.Agent, w, b.csrf, private, u)
 	if err != nil {
-		return s.afterFailedPost(ctx, r, u, w, err)
+		return s.afterFailedPost(ctx, r, u, b, w, err)
 	}
 	if err := s.memoPage(ctx, u.Agent, w.name, p.id, true, u); err != nil {
 		return err
@@ -132,7 +171,7 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 		return nil
 	}
 	if private {
-		if _, err := s.mypage(ctx, u.Agent, w, u); err != nil {
+		if _, err := s.mypage(ctx, b, w, u); err != nil {
 			return err
 		}
 	}
@@ -144,13 +183,18 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 		return err
 	}
 	u.Think(ctx, thinkMin, thinkMax)
-	return s.signout(ctx, u.Agent, csrf, u)
+	sid, csrf := b.sid, b.csrf
+	if err := s.signout(ctx, b, u); err != nil || u.Rand.Float64() >= replayShare {
+		return err
+	}
+	u.Think(ctx, thinkMin, thinkMax)
+	return s.replay(ctx, b, w, sid, csrf, u.Rand)
 }
 
 // afterFailedPost follows a post whose answer was missing or wrong: it
 // records the error, and Freshness later opens /mypage, where the memo must
 // show if the app stored it, so that the model knows it from then on.
-func (s *Scenario) afterFailedPost(ctx context.Context, r *engine.Run, u *engine.User, w *user, postErr error) error {
+func (s *Scenario) afterFailedPost(ctx context.Context, r *engine.Run, u *engine.User, b *browser, w *user, postErr error) error {
 	if engine.AsError(postErr).Class == engine.ClassCritical || errors.Is(postErr, engine.ErrCutOff) || ctx.Err() != nil {
 		return postErr
 	}
@@ -158,7 +202,7 @@ func (s *Scenario) afterFailedPost(ctx context.Context, r *engine.Run, u *engine
 	if !r.Sleep(ctx, Freshness) {
 		return nil
 	}
-	_, err := s.mypage(ctx, u.Agent, w, u)
+	_, err := s.mypage(ctx, b, w, u)
 	return err
 }
 
@@ -180,6 +224,20 @@ func (s *Scenario) list(ctx context.Context, a *engine.Agent, name string, n int
 		}
 		return &listPage{}, checkCookies(res)
 	}
+	p, err := s.checkListPage(res, name, n)
+	if err != nil {
+		return nil, err
+	}
+	if err := a.FetchAssets(ctx, res); err != nil {
+		return nil, err
+	}
+	score.Score(tagPage, res)
+	return p, nil
+}
+
+// checkListPage checks the answer of / (n = 0) or /recent/n served to name
+// ("" signed out) against the model.
+func (s *Scenario) checkListPage(res *engine.Response, name string, n int64) (*listPage, error) {
 	doc, _, err := page(res, name)
 	if err != nil {
 		return nil, err
@@ -191,10 +249,6 @@ func (s *Scenario) list(ctx context.Context, a *engine.Agent, name string, n int
 	if err := checkList(res, p, s.m.view(res.Sent, res.Received), n*pageSize); err != nil {
 		return nil, err
 	}
-	if err := a.FetchAssets(ctx, res); err != nil {
-		return nil, err
-	}
-	score.Score(tagPage, res)
 	return p, nil
 }
 
@@ -238,9 +292,9 @@ func expectedStatus(res *engine.Response, status int) error {
 }
 
 // mypage loads /mypage as w, checks it against w's memos and returns the
-// form's CSRF token.
-func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score engine.Scorer) (string, error) {
-	res, err := a.Get(ctx, "GET /mypage", "/mypage")
+// form's CSRF token, which the browser keeps.
+func (s *Scenario) mypage(ctx context.Context, b *browser, w *user, score engine.Scorer) (string, error) {
+	res, err := b.Get(ctx, "GET /mypage", "/mypage")
 	if err != nil {
 		return "", err
 	}
@@ -255,6 +309,9 @@ func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score e
 	if p.csrf != token {
 		return "", res.Applicationf("csrf", "the form's csrf_token differs from the header's")
 	}
+	if err := b.token(res, token); err != nil {
+		return "", err
+	}
 	if err := checkMine(res, p, s.m.view(res.Sent, res.Received), w); err != nil {
 		return "", err
 	}
@@ -262,7 +319,7 @@ func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score e
 		return "", res.Criticalf("id-order", "memo %d, whose post got no valid answer, has an id given before or "+
 			"not above every memo acknowledged before it was sent", id)
 	}
-	if err := a.FetchAssets(ctx, res); err != nil {
+	if err := b.FetchAssets(ctx, res); err != nil {
 		return "", err
 	}
 	score.Score(tagPage, res)
@@ -270,56 +327,66 @@ func (s *Scenario) mypage(ctx context.Context, a *engine.Agent, w *user, score e
 }
 
 // signin signs in as w: 303 to /mypage with the session cookie.
-func (s *Scenario) signin(ctx context.Context, a *engine.Agent, w *user, score engine.Scorer) error {
-	res, err := a.PostForm(ctx, "POST /signin", "/signin", url.Values{"username": {w.name}, "password": {w.password}})
+func (s *Scenario) signin(ctx context.Context, b *browser, w *user, score engine.Scorer) error {
+	res, err := b.PostForm(ctx, "POST /signin", "/signin", url.Values{"username": {w.name}, "password": {w.password}})
 	if err != nil {
 		return err
 	}
-	if err := checkSession(res, "/mypage"); err != nil {
+	sid, err := checkSession(res, "/mypage")
+	if err != nil {
+		return err
+	}
+	if err := b.signedIn(res, w, sid); err != nil {
 		return err
 	}
 	score.Score(tagAuth, res)
 	return nil
 }
 
-// checkSession checks a 303 to path that starts a session.
-func checkSession(res *engine.Response, path string) error {
+// checkSession checks a 303 to path that starts a session, and returns the
+// session's cookie.
+func checkSession(res *engine.Response, path string) (string, error) {
 	if err := checkRedirect(res, path); err != nil {
-		return err
+		return "", err
 	}
 	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
 		if c.Name == sessionCookie && c.Value != "" {
-			return nil
+			return c.Value, nil
 		}
 	}
-	return res.Applicationf("cookie", "no %s cookie came with the 303", sessionCookie)
+	return "", res.Applicationf("cookie", "no %s cookie came with the 303", sessionCookie)
 }
 
 // signup signs up a new user: 303 to /mypage, signed in.
-func (s *Scenario) signup(ctx context.Context, a *engine.Agent, score engine.Scorer) (*user, error) {
+func (s *Scenario) signup(ctx context.Context, b *browser, score engine.Scorer) (*user, error) {
 	name := s.m.newName()
 	password := "pw-" + name + "-secret"
-	res, err := a.PostForm(ctx, "POST /signup", "/signup", url.Values{"username": {name}, "password": {password}})
+	res, err := b.PostForm(ctx, "POST /signup", "/signup", url.Values{"username": {name}, "password": {password}})
 	if err != nil {
 		return nil, err
 	}
-	if err := checkSession(res, "/mypage"); err != nil {
+	sid, err := checkSession(res, "/mypage")
+	if err != nil {
+		return nil, err
+	}
+	w := s.m.signedUp(name, password)
+	if err := b.signedIn(res, w, sid); err != nil {
 		return nil, err
 	}
 	score.Score(tagAuth, res)
-	return s.m.signedUp(name, password), nil
+	return w, nil
 }
 
-// signout signs out: 303 to /.
-func (s *Scenario) signout(ctx context.Context, a *engine.Agent, csrf string, score engine.Scorer) error {
-	res, err := a.PostForm(ctx, "POST /signout", "/signout", url.Values{"csrf_token": {csrf}})
+// signout signs out with the session's token: 303 to /.
+func (s *Scenario) signout(ctx context.Context, b *browser, score engine.Scorer) error {
+	res, err := b.PostForm(ctx, "POST /signout", "/signout", url.Values{"csrf_token": {b.csrf}})
 	if err != nil {
 		return err
 	}
 	if err := checkRedirect(res, "/"); err != nil {
 		return err
 	}
-	a.ClearCookies() // the app deleted the session; a browser may still hold the cookie, which names none
+	b.signedOut() // the app deleted the session; a browser may still hold the cookie, which names none
 	score.Score(tagAuth, res)
 	return nil
 }
