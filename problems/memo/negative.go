@@ -94,13 +94,20 @@ func wrongPassword(rnd *rand.Rand, right string, other func() string) (kind, pas
 }
 
 // changeOne returns s with one character changed into another of its kind
-// (a digit for a digit, a lower-case hex digit for one, and so on).
+// (a digit for a digit, a lower-case hex digit for one, and so on), a
+// letter or a digit rather than a separator.
 func changeOne(rnd *rand.Rand, s string) string {
 	if s == "" {
 		return "x"
 	}
 	b := []byte(s)
 	i := rnd.IntN(len(b))
+	for range 4 * len(b) { // a letter or a digit, not a separator, if it has one
+		if len(alphabetOf(s, b[i])) > 1 {
+			break
+		}
+		i = rnd.IntN(len(b))
+	}
 	was, alphabet := b[i], alphabetOf(s, b[i])
 	if len(alphabet) == 1 {
 		b[i] = was + 1
