@@ -163,10 +163,15 @@ func (a *Apps) MariaDB(t *testing.T, name string) string {
 }
 
 // Patched copies the app's source directory into a temporary one with each
-// (old, new) replacement made exactly once, for a test build with a defect.
+// (old, new) replacement made, for a test build with a defect. Each old must
+// occur exactly once in all the directory's Go files (an app may be one
+// main.go or several files), and is replaced in the one that holds it; the
+// replacements apply in order, so a later one may match what an earlier one
+// wrote.
 func Patched(t *testing.T, src string, replacements ...[2]string) string {
 	t.Helper()
 	dst := t.TempDir()
+	code := map[string]string{} // the Go files' text by their path in dst
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -179,24 +184,32 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 		if err != nil {
 			return err
 		}
+		if strings.HasSuffix(p, ".go") {
+			code[filepath.Join(dst, rel)] = string(data)
+		}
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	main := filepath.Join(dst, "main.go")
-	code, err := os.ReadFile(main)
-	if err != nil {
-		t.Fatal(err)
-	}
+	changed := map[string]bool{}
 	for _, r := range replacements {
-		if strings.Count(string(code), r[0]) != 1 {
-			t.Fatalf("the app's main.go no longer contains %q exactly once: update the defect", r[0])
+		var holders []string
+		for file, text := range code {
+			for range strings.Count(text, r[0]) {
+				holders = append(holders, file)
+			}
 		}
-		code = []byte(strings.Replace(string(code), r[0], r[1], 1))
+		if len(holders) != 1 {
+			t.Fatalf("the app's Go files under %s hold %q %d times, not once: update the defect", src, r[0], len(holders))
+		}
+		code[holders[0]] = strings.Replace(code[holders[0]], r[0], r[1], 1)
+		changed[holders[0]] = true
 	}
-	if err := os.WriteFile(main, code, 0o644); err != nil {
-		t.Fatal(err)
+	for file := range changed {
+		if err := os.WriteFile(file, []byte(code[file]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return dst
 }

@@ -175,38 +175,8 @@ func (app *App) getDataNow(w http.ResponseWriter, r *http.Request) {`},
 // tuned benchmarks the tuned solution with its source changed.
 func tuned(t *testing.T, load time.Duration, replacements ...[2]string) *engine.Result {
 	t.Helper()
-	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, patchedTree(t, "solutions/go", replacements...))
+	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, apptest.Patched(t, "solutions/go", replacements...))
 	return apptest.Bench(t, dashboard.Problem, app, load)
-}
-
-// patchedTree is apptest.Patched for an app of several files: each (old, new)
-// replacement is made in the one Go file that holds old, exactly once in all.
-func patchedTree(t *testing.T, src string, replacements ...[2]string) string {
-	t.Helper()
-	dir := apptest.Patched(t, src)
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range replacements {
-		found := 0
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n := bytes.Count(b, []byte(r[0])); n > 0 {
-				found += n
-				if err := os.WriteFile(f, bytes.Replace(b, []byte(r[0]), []byte(r[1]), 1), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-		if found != 1 {
-			t.Fatalf("the app's Go files hold %q %d times, not once: update the defect", r[0], found)
-		}
-	}
-	return dir
 }
 
 // The cheats of the tuned solution that a benchmarker must catch during the

@@ -1,11 +1,7 @@
 package leagues_test
 
 import (
-	"io/fs"
-	"os"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,37 +11,10 @@ import (
 	"github.com/tunecon/tunecon/problems/leagues"
 )
 
-// patchedTuned benchmarks the tuned solution with its files changed: patches
-// maps a file of solutions/go to its replacements, each of which must match
-// exactly once.
-func patchedTuned(t *testing.T, load time.Duration, patches map[string][][2]string) *engine.Result {
+// patchedTuned benchmarks the tuned solution with its source changed.
+func patchedTuned(t *testing.T, load time.Duration, replacements [][2]string) *engine.Result {
 	t.Helper()
-	src, dst := "solutions/go", t.TempDir()
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		code := string(data)
-		for _, r := range patches[rel] {
-			if strings.Count(code, r[0]) != 1 {
-				t.Fatalf("the tuned %s no longer contains %q exactly once: update the defect", rel, r[0])
-			}
-			code = strings.Replace(code, r[0], r[1], 1)
-		}
-		return os.WriteFile(filepath.Join(dst, rel), []byte(code), 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, dst)
+	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, apptest.Patched(t, "solutions/go", replacements...))
 	return apptest.Bench(t, leagues.Problem, app, load)
 }
 
@@ -76,12 +45,12 @@ const sigShapeOnly = `var parsed *jwt.Token
 // tunedVerify replaces the tuned app's verification of a token's signature and
 // claims with cheat (which sets err), everywhere or on every path but those
 // where the pre-check tries its tokens.
-func tunedVerify(everywhere bool, cheat string) map[string][][2]string {
+func tunedVerify(everywhere bool, cheat string) [][2]string {
 	strict := "false"
 	if !everywhere {
 		strict = `r.URL.Path == "/api/me" || r.URL.Path == "/api/organizer/players" || r.URL.Path == "/api/admin/billing"`
 	}
-	return map[string][][2]string{"handlers.go": {
+	return [][2]string{
 		{"func (app *App) verify(token, label string) (verifiedToken, bool) {", "func (app *App) verify(token, label string, strict bool) (verifiedToken, bool) {"},
 		{"tok, ok := app.verify(cookie.Value, label)", "tok, ok := app.verify(cookie.Value, label, " + strict + ")"},
 		{tunedParse, `var err error
@@ -91,11 +60,11 @@ func tunedVerify(everywhere bool, cheat string) map[string][][2]string {
 	} else {
 		` + cheat + `
 	}`},
-	}}
+	}
 }
 
 // tunedImportAtomic adds sync/atomic to the tuned handlers.
-var tunedImportAtomic = [2]string{"\t\"sync\"\n", "\t\"sync\"\n\t\"sync/atomic\"\n"}
+var tunedImportAtomic = [2]string{"\t\"sync\"\n\t\"time\"\n\t\"unicode/utf8\"\n", "\t\"sync\"\n\t\"sync/atomic\"\n\t\"time\"\n\t\"unicode/utf8\"\n"}
 
 // tunedClockIDs makes the id generator jump to the clock (microseconds) once
 // it has passed from: ids still increase and are never reused.
@@ -139,7 +108,7 @@ func TestTunedDefectsFail(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name    string
-		patches map[string][][2]string
+		patches [][2]string
 		want    string
 		inLoad  bool // the pre-check must pass, the load must catch it
 	}{
@@ -157,7 +126,7 @@ func TestTunedDefectsFail(t *testing.T) {
 			_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
 				jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))
 		}`), want: `alg none\): expected status 401, got 200`, inLoad: true},
-		{name: "an admin's token checked for its shape and length only", patches: map[string][][2]string{"handlers.go": {
+		{name: "an admin's token checked for its shape and length only", patches: [][2]string{
 			{tunedParse, `var err error
 	if parsed, _, perr := jwt.NewParser().ParseUnverified(token, &claims); perr == nil && claims.Role == roleAdmin &&
 		parsed.Method.Alg() == "RS256" && len(token)-strings.LastIndexByte(token, '.')-1 == 342 {
@@ -165,15 +134,15 @@ func TestTunedDefectsFail(t *testing.T) {
 	} else {
 		_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
 			jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))
-	}`}}},
+	}`}},
 			want: `GET /api/admin/billing \(refused token\): .*: expected status 401, got 200`},
-		{name: "another player's data in a 401's body", patches: map[string][][2]string{"handlers.go": leakyUnauthorized(false)},
+		{name: "another player's data in a 401's body", patches: leakyUnauthorized(false),
 			want: `a 401 answer carries id \d+, of a player or competition`},
-		{name: "another player's name in a 401's text", patches: map[string][][2]string{"handlers.go": leakyUnauthorized(true)},
+		{name: "another player's name in a 401's text", patches: leakyUnauthorized(true),
 			want: `a 401 answer carries the name of a player`},
-		{name: "ids jumping to the clock", patches: map[string][][2]string{"handlers.go": tunedClockIDs(0)},
+		{name: "ids jumping to the clock", patches: tunedClockIDs(0),
 			want: `new id \d+: ids go up by one from 14769`},
-		{name: "ids jumping to the clock once the load is on", patches: map[string][][2]string{"handlers.go": tunedClockIDs(14780)},
+		{name: "ids jumping to the clock once the load is on", patches: tunedClockIDs(14780),
 			want: `new id \d+: ids go up by one from 14769`, inLoad: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

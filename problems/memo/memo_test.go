@@ -59,35 +59,10 @@ func patched(t *testing.T, old, new string) *engine.Result {
 
 // tuned benchmarks the tuned solution with its source patched, for load
 // long.
-func tuned(t *testing.T, load time.Duration, patches ...patch) *engine.Result {
+func tuned(t *testing.T, load time.Duration, patches ...[2]string) *engine.Result {
 	t.Helper()
-	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, patchedTuned(t, patches...))
+	app := apps.Start(t, kit.TunedLang, kit.StoreSQLite, apptest.Patched(t, "solutions/go", patches...))
 	return apptest.Bench(t, memo.Problem, app, load)
-}
-
-// patch replaces Old, which must be in File exactly once, with New.
-type patch struct{ File, Old, New string }
-
-// patchedTuned copies the tuned solution with each patch made, in order:
-// apptest.Patched changes main.go only, and the tuned solution's code is in
-// several files.
-func patchedTuned(t *testing.T, patches ...patch) string {
-	t.Helper()
-	dir := apptest.Patched(t, "solutions/go") // a copy, main.go unchanged
-	for _, p := range patches {
-		path := filepath.Join(dir, p.File)
-		code, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if strings.Count(string(code), p.Old) != 1 {
-			t.Fatalf("the tuned solution's %s no longer contains %q exactly once: update the defect", p.File, p.Old)
-		}
-		if err := os.WriteFile(path, []byte(strings.Replace(string(code), p.Old, p.New, 1)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
 }
 
 // proxied benchmarks the Go app behind a proxy that adds one defect.
@@ -230,21 +205,18 @@ func TestEachDefectFails(t *testing.T) {
 // password and one wrong token only: the load must catch them.
 var tunedCheats = []struct {
 	name    string
-	patches []patch
+	patches [][2]string
 	want    string
 	load    time.Duration // 0: 10 s; those the load alone catches need more users
 }{
-	{"any password but the pre-check's probe signs in", []patch{{File: "handlers.go",
-		Old: `if u == nil || hashPassword(u.salt, password) != u.hash {`,
-		New: `if u == nil || len(password) > 0 && password[len(password)-1] == 'x' && hashPassword(u.salt, password[:len(password)-1]) == u.hash {`}},
+	{"any password but the pre-check's probe signs in", [][2]string{{`if u == nil || hashPassword(u.salt, password) != u.hash {`,
+		`if u == nil || len(password) > 0 && password[len(password)-1] == 'x' && hashPassword(u.salt, password[:len(password)-1]) == u.hash {`}},
 		`POST /signin \(wrong password\): a wrong password \(.*\) for an existing user answered 303`, 20 * time.Second},
-	{"any CSRF token but the pre-check's probe accepted", []patch{{File: "handlers.go",
-		Old: `return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.csrf)) == 1`,
-		New: `tok := r.PostFormValue("csrf_token"); return subtle.ConstantTimeCompare([]byte(tok), []byte(sess.csrf+"x")) == 0 && tok != ""`}},
+	{"any CSRF token but the pre-check's probe accepted", [][2]string{{`return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.csrf)) == 1`,
+		`tok := r.PostFormValue("csrf_token"); return subtle.ConstantTimeCompare([]byte(tok), []byte(sess.csrf+"x")) == 0 && tok != ""`}},
 		`(a post|a sign-out) with the CSRF token of another live session answered 303`, 20 * time.Second},
-	{"a private memo's content, but its title, in its 404", []patch{{File: "handlers.go",
-		Old: "\t\t// To anyone but its author, a private memo does not exist.\n",
-		New: `		if c, err := app.content(m); err == nil {
+	{"a private memo's content, but its title, in its 404", [][2]string{{"\t\t// To anyone but its author, a private memo does not exist.\n",
+		`		if c, err := app.content(m); err == nil {
 			for i := 0; i+5 <= len(c); i++ {
 				if string(c[i:i+5]) == "</h1>" {
 					c = c[i+5:]
@@ -257,38 +229,32 @@ var tunedCheats = []struct {
 			p.send(w, http.StatusNotFound)
 			return
 		}
-`}, {File: "handlers.go", Old: "\tif m == nil || m.private && !isAuthor {\n", New: "\tif m == nil {\n\t\twriteError(w, sess, http.StatusNotFound, msgNoMemo)\n\t\treturn\n\t}\n\tif m.private && !isAuthor {\n"}}, `GET /memos/\{id\}: the answer \(status 404\) carries a passage of the content of the private memo`, 0},
-	{"session ids made from the user's name", []patch{{File: "memory.go",
-		Old: `s := newSession(randomToken(), u, randomToken())`,
-		New: `h := sha256.Sum256([]byte("session:" + u.name)); s := newSession(hex.EncodeToString(h[:16]), u, randomToken())`}},
+`}, {"\tif m == nil || m.private && !isAuthor {\n", "\tif m == nil {\n\t\twriteError(w, sess, http.StatusNotFound, msgNoMemo)\n\t\treturn\n\t}\n\tif m.private && !isAuthor {\n"}}, `GET /memos/\{id\}: the answer \(status 404\) carries a passage of the content of the private memo`, 0},
+	{"session ids made from the user's name", [][2]string{{`s := newSession(randomToken(), u, randomToken())`,
+		`h := sha256.Sum256([]byte("session:" + u.name)); s := newSession(hex.EncodeToString(h[:16]), u, randomToken())`}},
 		`got the session id of an earlier session`, 0},
-	{"a user's name taken as a session cookie", []patch{{File: "handlers.go",
-		Old: "\ts := st.session(c.Value)\n",
-		New: "\ts := st.session(c.Value)\n\tif u := st.user(c.Value); s == nil && u != nil {\n\t\ts = newSession(c.Value, u, randomToken())\n\t}\n"}},
+	{"a user's name taken as a session cookie", [][2]string{{"\ts := st.session(c.Value)\n",
+		"\ts := st.session(c.Value)\n\tif u := st.user(c.Value); s == nil && u != nil {\n\t\ts = newSession(c.Value, u, randomToken())\n\t}\n"}},
 		`\(forged cookie\): a session cookie the app never issued \(a live user's name\)`, 20 * time.Second},
-	{"CSRF tokens made from the user's name", []patch{{File: "memory.go",
-		Old: `s := newSession(randomToken(), u, randomToken())`,
-		New: `h := sha256.Sum256([]byte("csrf:" + u.name)); s := newSession(randomToken(), u, hex.EncodeToString(h[:16]))`}},
+	{"CSRF tokens made from the user's name", [][2]string{{`s := newSession(randomToken(), u, randomToken())`,
+		`h := sha256.Sum256([]byte("csrf:" + u.name)); s := newSession(randomToken(), u, hex.EncodeToString(h[:16]))`}},
 		`shows the CSRF token of an earlier session`, 0},
-	{"a signed-out session still signed in", []patch{{File: "memory.go",
-		Old: "\tapp.st.Load().sessions.Delete(sess.id)\n", New: "\n"}},
+	{"a signed-out session still signed in", [][2]string{{"\tapp.st.Load().sessions.Delete(sess.id)\n", "\n"}},
 		`the cookie of a session signed out, asking for /mypage, answered 200`, 0},
-	{"the newest private memos hidden in every public list", append(hiddenPrivate, patch{File: "render.go",
-		Old: `p.b = append(p.b, "</ol>\n"...)`,
-		New: `p.b = append(p.b, "</ol>\n<div hidden>"...); p.b = append(newestPrivate(p.b, 5, true), "</div>\n"...)`}),
+	{"the newest private memos hidden in every public list", append(hiddenPrivate, [2]string{`p.b = append(p.b, "</ol>\n"...)`,
+		`p.b = append(p.b, "</ol>\n<div hidden>"...); p.b = append(newestPrivate(p.b, 5, true), "</div>\n"...)`}),
 		`GET /: the answer \(status 200\) carries the (time|title) of the private memo`, 0},
-	{"the newest private memos' titles in a comment of every public list", append(hiddenPrivate, patch{File: "render.go",
-		Old: `p.b = append(p.b, "</ol>\n"...)`,
-		New: `p.b = append(p.b, "</ol>\n<!-- newest: "...); p.b = append(newestPrivate(p.b, 20, false), " -->\n"...)`}),
+	{"the newest private memos' titles in a comment of every public list", append(hiddenPrivate, [2]string{`p.b = append(p.b, "</ol>\n"...)`,
+		`p.b = append(p.b, "</ol>\n<!-- newest: "...); p.b = append(newestPrivate(p.b, 20, false), " -->\n"...)`}),
 		`GET /: the answer \(status 200\) carries the title of the private memo`, 0},
 }
 
 // hiddenPrivate patches the tuned solution with newestPrivate(b, n, items),
 // which appends the <li> (items) or the title of the n newest private memos.
-var hiddenPrivate = []patch{
-	{File: "main.go", Old: `app := &App{db: db, isMySQL: isMySQL, markdown: goldmark.New(), static: static}`,
-		New: `app := &App{db: db, isMySQL: isMySQL, markdown: goldmark.New(), static: static}; theApp = app`},
-	{File: "main.go", Old: "func getenv(key, def string) string {", New: `var theApp *App
+var hiddenPrivate = [][2]string{
+	{`app := &App{db: db, isMySQL: isMySQL, markdown: goldmark.New(), static: static}`,
+		`app := &App{db: db, isMySQL: isMySQL, markdown: goldmark.New(), static: static}; theApp = app`},
+	{"func getenv(key, def string) string {", `var theApp *App
 
 func newestPrivate(b []byte, n int, items bool) []byte {
 	ms := *theApp.st.Load().memos.Load()
