@@ -142,7 +142,8 @@ func eachLogin(body []byte, f func(login string)) {
 // eachDataAddr calls f with every IPv4 address in body that lies in the
 // data's networks, 10.0.0.0/8, 172.16.0.0/12 and 192.168.0.0/16 (MANUAL:
 // "Initial data"): four numbers of at most three digits joined by dots,
-// with neither a digit nor a dot on either side.
+// with neither a digit nor a dot before, and after it neither a digit nor
+// a dot followed by a digit (a full stop may end a sentence).
 func eachDataAddr(body []byte, f func(addr string)) {
 	for i := 0; i < len(body); i++ {
 		if !isDigit(body[i]) || i > 0 && (isDigit(body[i-1]) || body[i-1] == '.') {
@@ -165,7 +166,7 @@ func eachDataAddr(body []byte, f func(addr string)) {
 				j++
 			}
 		}
-		if ok && (j == len(body) || !isDigit(body[j]) && body[j] != '.') && inDataNets(octets) {
+		if ok && (j == len(body) || !isDigit(body[j]) && !dotDigit(body[j:])) && inDataNets(octets) {
 			f(string(body[i:j]))
 		}
 	}
@@ -176,6 +177,9 @@ func eachDataAddr(body []byte, f func(addr string)) {
 func inDataNets(o [4]int) bool {
 	return o[0] == 10 || o[0] == 172 && o[1]&0xf0 == 16 || o[0] == 192 && o[1] == 168
 }
+
+// dotDigit reports whether b starts with a dot and a digit.
+func dotDigit(b []byte) bool { return len(b) > 1 && b[0] == '.' && isDigit(b[1]) }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 

@@ -75,14 +75,14 @@ func TestForgedCookiesKeepTheShape(t *testing.T) {
 // address of the data's networks anywhere in a body, and nothing else.
 func TestScanFindsLoginsAndDataAddresses(t *testing.T) {
 	body := []byte(`<p>u0000042</p><!-- xu1234567 --><i data-x="u12345678">u123456</i>` +
-		`10.1.2.3 172.20.0.1, 172.32.0.1 192.168.4.5.6 1.10.1.2.3 192.168.1.256 127.0.0.1 (192.168.7.8)`)
+		`10.1.2.3 172.20.0.1, 172.32.0.1 192.168.4.5.6 1.10.1.2.3 192.168.1.256 127.0.0.1 (192.168.7.8) from 192.168.9.9.`)
 	var logins, addrs []string
 	eachLogin(body, func(l string) { logins = append(logins, l) })
 	eachDataAddr(body, func(a string) { addrs = append(addrs, a) })
 	if want := []string{"u0000042", "u1234567"}; !slices.Equal(logins, want) {
 		t.Errorf("logins %q, want %q", logins, want)
 	}
-	if want := []string{"10.1.2.3", "172.20.0.1", "192.168.7.8"}; !slices.Equal(addrs, want) {
+	if want := []string{"10.1.2.3", "172.20.0.1", "192.168.7.8", "192.168.9.9"}; !slices.Equal(addrs, want) {
 		t.Errorf("addresses %q, want %q", addrs, want)
 	}
 }
@@ -90,7 +90,8 @@ func TestScanFindsLoginsAndDataAddresses(t *testing.T) {
 // TestViewerSeesOnlyItsOwn: the inspection passes what the viewer sent or
 // was shown as its own, and fails another user's login or address
 // critically, whatever the answer's status; /report's two lists and
-// assets are left alone, and headers are read for logins only.
+// assets are left alone, and headers are read for logins and the clients'
+// addresses only.
 func TestViewerSeesOnlyItsOwn(t *testing.T) {
 	base, _ := url.Parse("http://127.0.0.1:1")
 	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil))
@@ -110,6 +111,7 @@ func TestViewerSeesOnlyItsOwn(t *testing.T) {
 	for _, ok := range []*engine.Response{
 		proxied,
 		answer("/mypage", 200, "u0000042 from 10.9.8.7, now 192.168.3.4 (10.0.0.1)"),
+		answer("/", 200, "U0000042 from 192.168.3.4."),
 		answer("/report", 200, `{"locked_users":["u0000007"],"banned_ips":["172.16.0.9"]}`),
 		answer("/static/js/bank.js", 200, "u0000007"),
 	} {
@@ -123,6 +125,15 @@ func TestViewerSeesOnlyItsOwn(t *testing.T) {
 		answer("/mypage", 303, `<!-- u0000007 -->`),
 		answer("/static/none", 404, `10.9.8.6`),
 		answer("/report", 200, `{"locked_users":[],"banned_ips":[],"last":"u0000007"}`),
+		answer("/", 200, `<p hidden>Last refused attempt: U0000007 from 192.168.3.4.</p>`),
+		answer("/", 200, `<p hidden>Last refused attempt: u0000042 from 192.168.3.5.</p>`),
+		answer("/", 200, `<p hidden data-x="bGFzdDogdTAwMDAwMDcgb2s="></p>`),
+		answer("/", 200, `<p hidden data-x="&#117;0000007"></p>`),
+		func() *engine.Response {
+			res := answer("/", 200, "")
+			res.Header = http.Header{"X-Previous-Attempt-From": {"192.168.3.5"}}
+			return res
+		}(),
 	} {
 		err := v.inspect(leak)
 		if e := engine.AsError(err); e == nil || e.Class != engine.ClassCritical || e.Code != "leak" {

@@ -1,6 +1,8 @@
 package bank
 
 import (
+	"bytes"
+	"net/http"
 	"strings"
 	"sync"
 
@@ -49,7 +51,7 @@ func (s *Scenario) viewerOf(u *engine.User) *viewer {
 func (v *viewer) typed(login, forwarded string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	v.logins[login] = true
+	v.logins[strings.ToLower(login)] = true
 	for entry := range strings.SplitSeq(forwarded, ",") {
 		v.addrs[strings.Trim(entry, " \t")] = true
 	}
@@ -90,10 +92,12 @@ func (v *viewer) sessionCookie() string {
 // inspect is the agent's Inspect check, run on every answer: it fails,
 // critically, an answer that carries a login or an address the viewer may
 // not see, anywhere in its body (an error page, a redirect, hidden markup,
-// an attribute, a comment), or a login in its headers (but Set-Cookie,
-// whose random value is the app's own). /report, the security team's list, names locked
-// users and banned addresses by design: only its other fields are read. An
-// asset's body is checked byte for byte against the manifest already.
+// an attribute, a comment), or in its headers (but Set-Cookie, whose
+// random value is the app's own) a login or an address of clientNet. Each is read as sent and decoded
+// (engine.Response.Readings), and logins in any case. /report, the security
+// team's list, names locked users and banned addresses by design: only its
+// other fields are read. An asset's body is checked byte for byte against
+// the manifest already.
 func (v *viewer) inspect(res *engine.Response) error {
 	body := res.Body
 	switch {
@@ -106,39 +110,47 @@ func (v *viewer) inspect(res *engine.Response) error {
 		if name == "Set-Cookie" {
 			continue
 		}
-		for _, value := range values {
-			if err := v.scan(res, "its "+name+" header", []byte(value), false); err != nil {
-				return err
-			}
+		one := &engine.Response{Header: http.Header{name: values}}
+		if err := v.scan(res, "its "+name+" header", one.Readings()[1:], clientNet); err != nil {
+			return err
 		}
 	}
-	return v.scan(res, "its body", body, true)
+	return v.scan(res, "its body", (&engine.Response{Body: body}).Readings(), anyDataNet)
 }
 
-// scan fails res if b, the part of it named where, carries a login, or
-// when addrs an address of the data's networks, that the viewer may not
-// see. Headers are scanned for logins alone: a proxy may name its own
-// servers there, whose addresses may lie in the same private networks.
-func (v *viewer) scan(res *engine.Response, where string, b []byte, addrs bool) error {
+// scan fails res if texts, the readings of the part of it named where,
+// carry a login, in any case, or an address of the data's networks that
+// addrs keeps, that the viewer may not see.
+func (v *viewer) scan(res *engine.Response, where string, texts [][]byte, addrs func(string) bool) error {
 	var leak, kind string
-	eachLogin(b, func(login string) {
-		if leak == "" && !v.may(v.logins, login) {
-			leak, kind = login, "the login"
-		}
-	})
-	if leak == "" && addrs {
-		eachDataAddr(b, func(addr string) {
-			if leak == "" && !v.may(v.addrs, addr) {
-				leak, kind = addr, "the address"
+	for _, b := range texts {
+		eachLogin(bytes.ToLower(b), func(login string) {
+			if leak == "" && !v.may(v.logins, login) {
+				leak, kind = login, "the login"
 			}
 		})
-	}
-	if leak != "" {
-		return res.Criticalf("leak", "the answer (status %d) carries %s %s in %s, another user's: its viewer never sent it nor logged in to a user it belongs to",
-			res.StatusCode, kind, leak, where)
+		if leak == "" {
+			eachDataAddr(b, func(addr string) {
+				if leak == "" && addrs(addr) && !v.may(v.addrs, addr) {
+					leak, kind = addr, "the address"
+				}
+			})
+		}
+		if leak != "" {
+			return res.Criticalf("leak", "the answer (status %d) carries %s %s in %s, another user's: its viewer never sent it nor logged in to a user it belongs to",
+				res.StatusCode, kind, leak, where)
+		}
 	}
 	return nil
 }
+
+// anyDataNet keeps every address of the data's networks, for bodies.
+func anyDataNet(string) bool { return true }
+
+// clientNet keeps the addresses of 192.168.0.0/16, the network the
+// benchmarker's browsers act from, for headers: a proxy may name its own
+// servers there, whose addresses may lie in the data's other networks.
+func clientNet(addr string) bool { return strings.HasPrefix(addr, "192.168.") }
 
 // may reports whether set, one of v's, holds x.
 func (v *viewer) may(set map[string]bool, x string) bool {
