@@ -97,6 +97,9 @@ func parseReport(res *engine.Response) (report, error) {
 	if err := res.Check(engine.Status(200), engine.JSON(&got)); err != nil {
 		return report{}, err
 	}
+	if key := duplicateKey(res.Body); key != "" {
+		return report{}, res.Criticalf("report", "/report has the key %q more than once: a reader may take either", key)
+	}
 	rep := report{bannedIPs: got.BannedIPs, lockedUsers: got.LockedUsers, hasBannedIPs: true, hasLockedUsers: true}
 	if got.BannedIPs == nil || got.LockedUsers == nil {
 		// A list may be missing, or null.
@@ -106,6 +109,32 @@ func parseReport(res *engine.Response) (report, error) {
 		_, rep.hasLockedUsers = raw["locked_users"]
 	}
 	return rep, nil
+}
+
+// duplicateKey returns a key that body's JSON object has more than once, ""
+// if none does (or body is no object: engine.JSON judges that).
+func duplicateKey(body []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		key, ok := t.(string)
+		if err != nil || !ok {
+			return ""
+		}
+		if seen[key] {
+			return key
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return ""
+		}
+	}
+	return ""
 }
 
 // cookieName is the session's cookie (MANUAL: "Sessions and notices").

@@ -164,3 +164,18 @@ func BenchmarkViewerInspect(b *testing.B) {
 		}
 	}
 }
+
+// TestReportRefusesDuplicateKeys: a key /report has twice is found, at the
+// top level only, whatever it holds.
+func TestReportRefusesDuplicateKeys(t *testing.T) {
+	for body, want := range map[string]string{
+		`{"banned_ips":["10.0.0.1"],"locked_users":[],"banned_ips":[]}`: "banned_ips",
+		`{"banned_ips":[],"locked_users":[{"a":1,"a":2}]}`:              "",
+		`{"banned_ips":[],"locked_users":[]}`:                           "",
+		`[1,1]`:                                                         "",
+	} {
+		if got := duplicateKey([]byte(body)); got != want {
+			t.Errorf("%s: %q, want %q", body, got, want)
+		}
+	}
+}
