@@ -157,6 +157,21 @@ func oneChangedIn(rnd *rand.Rand, real string, lo, hi int) string {
 	return real[:i] + string(c) + real[i+1:]
 }
 
+// swapCase returns real with the case of its letters swapped: an app
+// that compares cookies in one case would take it for real.
+func swapCase(real string) string {
+	b := []byte(real)
+	for i, c := range b {
+		switch {
+		case 'a' <= c && c <= 'z':
+			b[i] = c - 'a' + 'A'
+		case 'A' <= c && c <= 'Z':
+			b[i] = c - 'A' + 'a'
+		}
+	}
+	return string(b)
+}
+
 func isAlnum(c byte) bool { return isDigit(c) || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 // forgedSession sends, in a session logged in to account id, /mypage with

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,7 +16,7 @@ import (
 )
 
 // Version of the scenario.
-const Version = "4"
+const Version = "5"
 
 // Score tags and the rules' numbers (MANUAL: "Scoring").
 const (
@@ -178,9 +180,11 @@ type preCheck struct {
 	rnd *rand.Rand
 	o   reserved
 	// withHistory has logged in before and fresh never has, both without
-	// failures; initiallyLocked is locked in the initial data. The lock and
-	// the ban use the users fresh+1 and fresh+2.
-	withHistory, fresh, initiallyLocked int64
+	// failures; initiallyLocked is locked in the initial data, and
+	// lockedAtHome too, with a last successful login from an address that
+	// is not near a ban. The lock and the ban use the users fresh+1 and
+	// fresh+2.
+	withHistory, fresh, initiallyLocked, lockedAtHome int64
 }
 
 // attempt is Scenario.attempt with the pre-check's agent, scoring nothing.
@@ -214,6 +218,10 @@ func (p *preCheck) pages(ctx context.Context) error {
 func (p *preCheck) pickUsers() {
 	for id := p.o.first; id <= p.o.last; id++ {
 		st := p.s.m.init.Users[id]
+		if st.Failures >= data.LockThreshold && p.lockedAtHome == 0 && !st.Last.At.IsZero() &&
+			p.s.m.ipCount(st.Last.IP) < data.BanThreshold-1 {
+			p.lockedAtHome = id
+		}
 		switch {
 		case st.Failures >= data.LockThreshold && p.initiallyLocked == 0:
 			p.initiallyLocked = id
@@ -264,11 +272,28 @@ func (p *preCheck) logins(ctx context.Context) error {
 			return err
 		}
 	}
-	return p.attempt(ctx, 0, " "+u.Login, u.Password, p.o.addrs[9])
+	if err := p.attempt(ctx, 0, " "+u.Login, u.Password, p.o.addrs[9]); err != nil {
+		return err
+	}
+	return p.nearLogins(ctx, u)
+}
+
+// nearLogins: logins near u's, each with u's right password, name no user
+// either: with spaces or a tab after it (a PAD SPACE comparison would
+// ignore them), or shortened, without its leading zeros or its "u".
+func (p *preCheck) nearLogins(ctx context.Context, u data.User) error {
+	short := strconv.FormatInt(u.ID, 10)
+	for _, login := range []string{u.Login + " ", u.Login + "\t", u.Login + "  ", "u" + short, short} {
+		if err := p.attempt(ctx, 0, login, u.Password, p.o.addrs[14]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sessions: session cookies the app never issued (one made up, the real
-// one with a character changed in its first half, and in its second), then
+// one with a character changed in its first half, and in its second, the
+// real one in another case, and with characters added after it), then
 // one a later attempt ended, each at /mypage, which must treat it as no
 // cookie.
 func (p *preCheck) sessions(ctx context.Context) error {
@@ -278,7 +303,9 @@ func (p *preCheck) sessions(ctx context.Context) error {
 	}
 	real := p.v.sessionCookie()
 	half := len(real) / 2
-	for _, forged := range []string{madeUpLike(p.rnd, real), oneChangedIn(p.rnd, real, 0, half), oneChangedIn(p.rnd, real, half, len(real))} {
+	forgeries := []string{madeUpLike(p.rnd, real), oneChangedIn(p.rnd, real, 0, half), oneChangedIn(p.rnd, real, half, len(real)),
+		swapCase(real), real + madeUpLike(p.rnd, real[:min(8, len(real))])}
+	for _, forged := range forgeries {
 		if forged == real {
 			continue
 		}
@@ -307,14 +334,23 @@ func (p *preCheck) lock(ctx context.Context) error {
 }
 
 // initiallyRefused: an initially locked user and an initially banned
-// address, each with a right password.
+// address, each with a right password, then a locked user with the right
+// password from its last successful login's address.
 func (p *preCheck) initiallyRefused(ctx context.Context) error {
 	il := p.s.m.cfg.User(p.initiallyLocked)
 	if err := p.attempt(ctx, il.ID, il.Login, il.Password, p.o.addrs[6]); err != nil {
 		return err
 	}
 	ok := p.s.m.cfg.User(p.withHistory)
-	return p.attempt(ctx, ok.ID, ok.Login, ok.Password, p.o.banned)
+	if err := p.attempt(ctx, ok.ID, ok.Login, ok.Password, p.o.banned); err != nil {
+		return err
+	}
+	if p.lockedAtHome == 0 {
+		return nil
+	}
+	// A lock holds from everywhere, the user's own last address too.
+	home := p.s.m.cfg.User(p.lockedAtHome)
+	return p.attempt(ctx, home.ID, home.Login, home.Password, p.s.m.init.Users[home.ID].Last.IP)
 }
 
 // ban: ten failures from one address, then a right password from it.
@@ -327,4 +363,44 @@ func (p *preCheck) ban(ctx context.Context) error {
 	}
 	other := p.s.m.cfg.User(p.fresh + 2)
 	return p.attempt(ctx, other.ID, other.Login, other.Password, ban)
+}
+
+// Initialize posts /initialize, logs a user in, and posts /initialize
+// again: that forgets every session, so the login's cookie must name none
+// (MANUAL: "Endpoints"). The login is one of the pre-check's accounts and
+// addresses, and the second /initialize takes it out of the log, so the
+// model never sees it.
+func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
+	post := func() error {
+		return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, []byte{})
+	}
+	if err := post(); err != nil {
+		return err
+	}
+	a := r.NewAgent()
+	defer a.Close()
+	o := preCheckReserved(s)
+	u := s.m.cfg.User(o.last)
+	for id := o.last; s.m.init.Users[id].Failures > 0; id-- {
+		u = s.m.cfg.User(id - 1)
+	}
+	res, err := a.Do(ctx, "POST /login", http.MethodPost, "/login",
+		http.Header{"Content-Type": {"application/x-www-form-urlencoded"}, "X-Forwarded-For": {o.addrs[len(o.addrs)-1]}},
+		[]byte(url.Values{"login": {u.Login}, "password": {u.Password}}.Encode()))
+	if err != nil {
+		return err
+	}
+	if err := res.Check(engine.Status(http.StatusSeeOther), engine.RedirectExactly("/mypage")); err != nil {
+		return err
+	}
+	cookie := sessionCookie(res)
+	if err := post(); err != nil {
+		return err
+	}
+	a.SetCookie(&http.Cookie{Name: cookieName, Value: cookie, Path: "/"})
+	res, err = a.Get(ctx, endpointEnded, "/mypage")
+	if err != nil {
+		return err
+	}
+	return checkNoSession(res, "the cookie of a session from before POST /initialize")
 }
