@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -179,16 +180,31 @@ func (s *Scenario) tryInitiallyBanned(ctx context.Context, r *engine.Run, u *eng
 }
 
 // anonymousMypage fails a login, then opens /mypage with the session that is
-// not logged in.
+// not logged in. The login names no user: half the time an unknown one, and
+// half the time one near a borrowed account's, with its right password.
 func (s *Scenario) anonymousMypage(ctx context.Context, r *engine.Run, u *engine.User, v *viewer, l *loan) error {
 	ip := s.address(u.Rand, l, 1, 0)
 	if ip == "" {
 		return nil
 	}
-	if err := s.try(ctx, r, u, v, 0, unknownLogin(u.Rand), madeUpPassword(u.Rand), ip); err != nil {
+	login, password := unknownLogin(u.Rand), madeUpPassword(u.Rand)
+	if u.Rand.IntN(2) == 0 {
+		if id := s.account(u.Rand, l, false); id != 0 {
+			user := s.m.cfg.User(id)
+			login, password = nearLogin(u.Rand, user), user.Password
+		}
+	}
+	if err := s.try(ctx, r, u, v, 0, login, password, ip); err != nil {
 		return err
 	}
 	return s.loginRequired(ctx, u.Agent)
+}
+
+// nearLogin is a login near u's that names no user: with a space or a tab
+// after it, or shortened, without its zeros, with or without its "u".
+func nearLogin(rnd *rand.Rand, u data.User) string {
+	short := strconv.FormatInt(u.ID, 10)
+	return []string{u.Login + " ", u.Login + "\t", "u" + short, short}[rnd.IntN(4)]
 }
 
 // tryPasswords tries user id's login from ip: wrong times with a wrong
