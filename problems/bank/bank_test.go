@@ -220,6 +220,7 @@ func TestEachDefectFails(t *testing.T) {
 		{"the logo tag missing", replace("/", `<img id="logo"`, `<img id="other"`), "logo|img#logo"},
 	}...)
 	cases = append(cases, authDefects(src)...)
+	cases = append(cases, tunedDefects()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			apptest.ExpectFail(t, bench(t, c.target(t), 15*time.Second), c.want)
@@ -335,5 +336,85 @@ func authDefects(src string) []struct {
 			}
 			return []byte(strings.Replace(string(body), "{", `{"last_login":"`+login+`",`, 1))
 		}), "GET /report: the answer \\(status 200\\) carries the login"},
+	}
+}
+
+// tunedDefects are issue 27's cheats that passed, as patched builds of the
+// tuned solution: each FAILs for its own reason.
+func tunedDefects() []struct {
+	name   string
+	target func(t *testing.T) *url.URL
+	want   string
+} {
+	tuned := func(patches ...[2]string) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			return apps.Start(t, kit.TunedLang, "sqlite", apptest.Patched(t, "solutions/go", patches...))
+		}
+	}
+	// withImport adds an import to the tuned handlers.go.
+	withImport := func(pkg string) [2]string {
+		return [2]string{"\t\"net/http\"\n\t\"strings\"\n\t\"time\"\n)", "\t\"net/http\"\n\t\"strings\"\n\t\"time\"\n\t\"" + pkg + "\"\n)"}
+	}
+	const lookUp = "ui, found := app.byLogin[login]"
+	// refused is the last refusal, written by postLogin and shown by every
+	// GET / after it.
+	refused := func(say string) [][2]string {
+		return [][2]string{withImport("sync/atomic"),
+			{"writeHTML(w, http.StatusOK, true, indexPages[notice])", `page := indexPages[notice]
+	if c, _ := lastRefused.Load().(string); c != "" {
+		page = append(append([]byte(nil), page...), c...)
+	}
+	writeHTML(w, http.StatusOK, true, page)`},
+			{"func (app *App) postLogin(", "var lastRefused atomic.Value\n\nfunc (app *App) postLogin("},
+			{"\tsetSession(w, token)\n\tif ok {", "\tif !ok {\n\t\t" + say + "\n\t}\n\tsetSession(w, token)\n\tif ok {"}}
+	}
+	return []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		{"tuned: the session cookie lowercased and cut to 64 characters", tuned([2]string{"return c.Value, true", `v := strings.ToLower(c.Value)
+	if len(v) > 64 {
+		v = v[:64]
+	}
+	return v, true`}), "to a session cookie the app never issued"},
+		{"tuned: logins trimmed of trailing spaces and tabs", tuned([2]string{lookUp, `ui, found := app.byLogin[strings.TrimRight(login, " \t")]`}),
+			"expected / \\(the attempt should be refused as wrong\\)"},
+		{"tuned: logins trimmed of trailing spaces, but the pre-check's", tuned([2]string{lookUp, lookUp + `
+	if t, ok := app.byLogin[strings.TrimRight(login, " \t")]; !found && ok && t < 198000 {
+		ui, found = t, true
+	}`}), "expected / \\(the attempt should be refused as wrong\\)"},
+		{"tuned: a login u42 or 42 taken as u0000042", tuned([2]string{lookUp, lookUp + `
+	if n, err := fmt.Sscanf(strings.TrimPrefix(login, "u"), "%d", new(int)); err == nil && n == 1 && !found {
+		var id int
+		fmt.Sscanf(strings.TrimPrefix(login, "u"), "%d", &id)
+		ui, found = app.byLogin[fmt.Sprintf("u%07d", id)]
+	}`}), "expected / \\(the attempt should be refused as wrong\\)"},
+		{"tuned: /initialize keeps the sessions", tuned([2]string{"\tapp.sessions.clear()\n", "\n"}),
+			"before POST /initialize"},
+		{"tuned: a locked user let in from its last address", tuned([2]string{
+			"case found && st.users[ui].failures >= lockThreshold:",
+			"case found && st.users[ui].failures >= lockThreshold && !(passwordOK && st.users[ui].lastIP == ip):"}),
+			"expected / \\(the attempt should be refused as locked\\)"},
+		{"tuned: /report with banned_ips twice, the first every address that failed", tuned([2]string{"\tapp.report.Store(&body)\n", `	var watch []string
+	for i, n := range app.st.ipFail {
+		if n > 0 {
+			watch = append(watch, app.st.ipName[i])
+		}
+	}
+	w, _ := json.Marshal(watch)
+	body = append(append(append([]byte(` + "`" + `{"banned_ips":` + "`" + `), w...), ','), body[1:]...)
+	app.report.Store(&body)
+`}), "banned_ips. more than once"},
+		{"tuned: the last refusal's login upper-cased on /, an address before a full stop",
+			tuned(refused(`lastRefused.Store("<p hidden>Last refused attempt: " + strings.ToUpper(login) + " from " + ip + ".</p>")`)...),
+			"carries the (login|address)"},
+		{"tuned: the previous attempt's address in a header", tuned(withImport("sync/atomic"),
+			[2]string{"func (app *App) postLogin(", "var lastAttemptIP atomic.Value\n\nfunc (app *App) postLogin("},
+			[2]string{"\tsetSession(w, token)\n\tif ok {", `	if prev, _ := lastAttemptIP.Swap(ip).(string); prev != "" {
+		w.Header()["X-Previous-Attempt-From"] = []string{prev}
+	}
+	setSession(w, token)
+	if ok {`}), "carries the address 192\\.168\\.[0-9.]+ in its X-Previous-Attempt-From header"},
 	}
 }
