@@ -179,3 +179,15 @@ func TestReportRefusesDuplicateKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnAddrIsTheConnectionsSource: the address the pre-check's viewer may
+// see as its own, after a login the app took from the connection, is the
+// one this machine connects to the target from.
+func TestOwnAddrIsTheConnectionsSource(t *testing.T) {
+	for target, want := range map[string]string{"http://127.0.0.1:8080/": "127.0.0.1", "http://127.0.0.1/": "127.0.0.1"} {
+		u, _ := url.Parse(target)
+		if got := ownAddr(u); got != want {
+			t.Errorf("ownAddr(%s) = %q, want %q", target, got, want)
+		}
+	}
+}

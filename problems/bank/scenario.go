@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -118,7 +119,12 @@ func (s *Scenario) Meta() engine.Meta {
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	p := &preCheck{s: s, r: r, a: a, v: newViewer(a), rnd: r.Rand(3), o: preCheckReserved(s)}
+	v := newViewer(a)
+	// A login without a client in X-Forwarded-For is the connection's: the
+	// next /mypage shows this machine's own address, which on a contest's
+	// network may lie in the data's networks.
+	v.shown(ownAddr(r.Target))
+	p := &preCheck{s: s, r: r, a: a, v: v, rnd: r.Rand(3), o: preCheckReserved(s)}
 	if err := p.pages(ctx); err != nil {
 		return err
 	}
@@ -403,4 +409,26 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 		return err
 	}
 	return checkNoSession(res, "the cookie of a session from before POST /initialize")
+}
+
+// ownAddr is the address this machine connects to target from, as the app
+// sees it ("" if unknown): the address a UDP socket aimed at it is bound to,
+// which sends nothing.
+func ownAddr(target *url.URL) string {
+	port := target.Port()
+	if port == "" {
+		port = "80"
+		if target.Scheme == "https" {
+			port = "443"
+		}
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(target.Hostname(), port))
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	if a, ok := c.LocalAddr().(*net.UDPAddr); ok {
+		return a.IP.String()
+	}
+	return ""
 }
