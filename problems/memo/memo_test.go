@@ -176,7 +176,7 @@ func TestEachDefectFails(t *testing.T) {
 			return bytes.Replace(body, []byte("<li>"), []byte("<li>*"), 1)
 		}}, want: `content differs`},
 		{name: "mypage cached across users", proxy: cached(func(r *http.Request) bool { return r.URL.Path == "/mypage" }, false, time.Hour),
-			want: `shows the user|/mypage of \w+ lacks`},
+			want: `shows the user|/mypage of \w+ lacks|asking for /mypage, answered 200`},
 		{name: "the top page cached for 3 s", proxy: cached(func(r *http.Request) bool { return r.URL.Path == "/" }, true, 3*time.Second),
 			want: `missing|counts|starts with memo`},
 		{name: "recent pages answered from a cache", proxy: cached(func(r *http.Request) bool { return strings.HasPrefix(r.URL.Path, "/recent/") }, true, time.Hour),
@@ -214,7 +214,7 @@ var tunedCheats = []struct {
 		`POST /signin \(wrong password\): a wrong password \(.*\) for an existing user answered 303`, 20 * time.Second},
 	{"any CSRF token but the pre-check's probe accepted", [][2]string{{`return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.csrf)) == 1`,
 		`tok := r.PostFormValue("csrf_token"); return subtle.ConstantTimeCompare([]byte(tok), []byte(sess.csrf+"x")) == 0 && tok != ""`}},
-		`(a post|a sign-out) with the CSRF token of another live session answered 303`, 20 * time.Second},
+		`(a post|a sign-out) with the CSRF token of (another live session|the same user's session signed out before) answered 303`, 0},
 	{"a private memo's content, but its title, in its 404", [][2]string{{"\t\t// To anyone but its author, a private memo does not exist.\n",
 		`		if c, err := app.content(m); err == nil {
 			for i := 0; i+5 <= len(c); i++ {
@@ -235,7 +235,7 @@ var tunedCheats = []struct {
 		`got the session id of an earlier session`, 0},
 	{"a user's name taken as a session cookie", [][2]string{{"\ts := st.session(c.Value)\n",
 		"\ts := st.session(c.Value)\n\tif u := st.user(c.Value); s == nil && u != nil {\n\t\ts = newSession(c.Value, u, randomToken())\n\t}\n"}},
-		`\(forged cookie\): a session cookie the app never issued \(a live user's name\)`, 20 * time.Second},
+		`a session cookie the app never issued \(a live user's name\)`, 0},
 	{"CSRF tokens made from the user's name", [][2]string{{`s := newSession(randomToken(), u, randomToken())`,
 		`h := sha256.Sum256([]byte("csrf:" + u.name)); s := newSession(randomToken(), u, hex.EncodeToString(h[:16]))`}},
 		`shows the CSRF token of an earlier session`, 0},
@@ -247,6 +247,37 @@ var tunedCheats = []struct {
 	{"the newest private memos' titles in a comment of every public list", append(hiddenPrivate, [2]string{`p.b = append(p.b, "</ol>\n"...)`,
 		`p.b = append(p.b, "</ol>\n<!-- newest: "...); p.b = append(newestPrivate(p.b, 20, false), " -->\n"...)`}),
 		`GET /: the answer \(status 200\) carries the title of the private memo`, 0},
+	// The red team's cheats of issue 27, second round: each passed a
+	// pre-check that never tried it.
+	{"session fixation: a sign-in keeps the browser's cookie", [][2]string{{`s := newSession(randomToken(), u, randomToken())`,
+		`id := randomToken(); if len(old) == len(id) { id = old }; s := newSession(id, u, randomToken())`}},
+		`kept the id .* of the cookie the browser came with`, 0},
+	{"session cookies looked up lower-cased and cut", [][2]string{{"\ts := st.session(c.Value)\n",
+		"\tv := []byte(c.Value)\n\tfor i, ch := range v {\n\t\tif 'A' <= ch && ch <= 'Z' {\n\t\t\tv[i] = ch + 32\n\t\t}\n\t}\n" +
+			"\tif len(v) > 32 {\n\t\tv = v[:32]\n\t}\n\ts := st.session(string(v))\n"}},
+		`a session cookie the app never issued \(a live session's id (in capitals|with characters added)\), asking for /mypage, answered 200`, 0},
+	{"sign-in names lower-cased and trimmed", [][2]string{{`u := st.user(username)`,
+		`u := st.user(string(bytes.ToLower(bytes.TrimSpace([]byte(username)))))`}, {`"unicode/utf8"`, "\"unicode/utf8\"\n\t\"bytes\""}},
+		`a sign-in with the right password with (the user's name in capitals|a space after the user's name) answered 303`, 0},
+	{"a sign-out with no token accepted", [][2]string{{"\tsess := currentSession(w, r, app.st.Load())\n\tif sess != nil {\n\t\tif !validCSRF(r, sess) {",
+		"\tsess := currentSession(w, r, app.st.Load())\n\tif sess != nil {\n\t\tr.ParseForm()\n\t\tif _, sent := r.PostForm[\"csrf_token\"]; sent && !validCSRF(r, sess) {"}},
+		`a sign-out with no csrf_token answered 303`, 0},
+	{"any token the user was ever given accepted", [][2]string{
+		{`return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.csrf)) == 1`,
+			`tok := r.PostFormValue("csrf_token"); if u, ok := tokenOwner.Load(tok); ok && u.(*user) == sess.user { return true }; ` +
+				`return subtle.ConstantTimeCompare([]byte(tok), []byte(sess.csrf)) == 1`},
+		{`func newSession(id string, u *user, csrf string) *session {`,
+			"var tokenOwner sync.Map\n\nfunc newSession(id string, u *user, csrf string) *session {\n\ttokenOwner.Store(csrf, u)"}},
+		`with the CSRF token of the same user's session signed out before answered 303`, 0},
+	{"POST initialize leaves the sessions", [][2]string{{`"DELETE FROM sessions",`, ``}},
+		`signed in before POST /initialize, asking for /mypage, answered 200`, 0},
+	{"no password check while the user is signed in elsewhere", [][2]string{{`if u == nil || hashPassword(u.salt, password) != u.hash {`,
+		`live := false; if u != nil { st.sessions.Range(func(_, v any) bool { live = live || v.(*session).user == u; return !live }) }; ` +
+			`if u == nil || !live && hashPassword(u.salt, password) != u.hash {`}},
+		`a sign-in with a wrong password for a user signed in in another session answered 303`, 0},
+	{"error pages cached publicly", [][2]string{{`h["Content-Length"] = []string{strconv.Itoa(len(p.b))}`,
+		`h["Content-Length"] = []string{strconv.Itoa(len(p.b))}; if status != http.StatusOK { h["Cache-Control"] = []string{"public, max-age=60"} }`}},
+		`Cache-Control "public, max-age=60": an answer for one viewer must carry private \(status 4\d\d\)`, 0},
 }
 
 // hiddenPrivate patches the tuned solution with newestPrivate(b, n, items),

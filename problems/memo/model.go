@@ -80,6 +80,9 @@ type user struct {
 	name     string
 	password string
 	memos    []*memo // the user's run memos, in the order posted
+	// ended is the CSRF token of the user's last session signed out in the
+	// load, "" if none: written and read by the session the user is lent to.
+	ended string
 	// unsure: a post of the user failed and /mypage has not shown it since;
 	// the user is not lent again while it is.
 	unsure bool

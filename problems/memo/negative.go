@@ -24,6 +24,7 @@ const (
 	forgedCookieShare  = 0.25 // readers who send a session cookie the app never issued
 	foreignTokenShare  = 0.2  // writers who post or sign out with another session's CSRF token
 	replayShare        = 0.2  // writers and newcomers who send their cookie again once signed out
+	fixationShare      = 0.2  // writers who sign in carrying a made-up session cookie
 )
 
 var selSigninForm = cascadia.MustCompile(`form#signin`)
@@ -39,14 +40,24 @@ func (b *browser) refused(ctx context.Context, endpoint, path string, form url.V
 	return b.PostForm(ctx, endpoint, path, form)
 }
 
-// wrongPassword signs in as w with a wrong password: 401 with the form, the
+// wrongPassword signs in as w with a wrong password, or with w's password
+// and w's name in capitals or with a space after it: 401 with the form, the
 // browser still signed out.
 func (s *Scenario) wrongPassword(ctx context.Context, b *browser, w *user, rnd *rand.Rand) error {
 	kind, password := wrongPassword(rnd, w.password, func() string {
 		return s.m.in.cfg.User(1 + rnd.Int64N(s.m.in.lastUser())).Password
 	})
-	form := url.Values{"username": {w.name}, "password": {password}}
-	what := "a wrong password (" + kind + ") for an existing user"
+	name, what := w.name, "a wrong password ("+kind+") for an existing user"
+	switch rnd.IntN(5) {
+	case 0:
+		name, password, what = strings.ToUpper(w.name), w.password, "the right password with the user's name in capitals"
+	case 1:
+		name, password, what = w.name+" ", w.password, "the right password with a space after the user's name"
+	}
+	if name == w.name && password == w.password {
+		return nil
+	}
+	form := url.Values{"username": {name}, "password": {password}}
 	res, err := b.refused(ctx, "POST /signin (wrong password)", "/signin", form, refusal(what, http.StatusUnauthorized, ""))
 	if err != nil {
 		return err
@@ -158,7 +169,8 @@ func alphabetOf(s string, c byte) string {
 
 // forgedCookie sends, signed out, a session cookie the app never issued: a
 // live user's name, a made-up id of the shape of a live session's, or a
-// live session's id with one character changed; then asks for /mypage,
+// live session's id with one character changed, in capitals, or with
+// characters added; then asks for /mypage,
 // that user's private memo, or to post with that session's token. Each must
 // be answered as to a browser without a cookie.
 func (s *Scenario) forgedCookie(ctx context.Context, b *browser, rnd *rand.Rand) error {
@@ -167,11 +179,15 @@ func (s *Scenario) forgedCookie(ctx context.Context, b *browser, rnd *rand.Rand)
 		return nil // no session to forge one after: the start of the load
 	}
 	kind, value := "a live user's name", victim.name
-	switch rnd.IntN(3) {
+	switch rnd.IntN(5) {
 	case 1:
 		kind, value = "an id of the shape of a real one", madeUp(rnd, victim.id)
 	case 2:
 		kind, value = "a real id with one character changed", changeOne(rnd, victim.id)
+	case 3:
+		kind, value = "a real id in capitals", strings.ToUpper(victim.id)
+	case 4:
+		kind, value = "a real id with characters added", victim.id+madeUp(rnd, "0a")
 	}
 	if value == victim.id {
 		return nil
@@ -225,14 +241,18 @@ func (s *Scenario) asSignedOut(ctx context.Context, b *browser, what, label stri
 }
 
 // foreignToken posts a memo, or signs out, with the CSRF token of another
-// live session (or, with none, its own token with one character changed):
-// 400, and the session goes on signed in.
-func (s *Scenario) foreignToken(ctx context.Context, b *browser, rnd *rand.Rand) error {
+// live session (or, with none, its own token with one character changed),
+// with the token of w's session signed out before, or, signing out, with no
+// token at all: 400, and the session goes on signed in.
+func (s *Scenario) foreignToken(ctx context.Context, b *browser, w *user, rnd *rand.Rand) error {
 	kind, token := "the CSRF token of another live session", ""
 	if o := s.sessions.other(rnd, b.live); o != nil && o.token != b.csrf {
 		token = o.token
 	} else {
 		kind, token = "its own CSRF token with one character changed", changeOne(rnd, b.csrf)
+	}
+	if w.ended != "" && w.ended != b.csrf && rnd.IntN(3) == 0 {
+		kind, token = "the CSRF token of the same user's session signed out before", w.ended
 	}
 	if rnd.IntN(2) == 0 {
 		form := url.Values{"content": {"# " + titleOf(s.m.nextPost()) + "\n\nnever stored"}, "csrf_token": {token}}
@@ -240,7 +260,11 @@ func (s *Scenario) foreignToken(ctx context.Context, b *browser, rnd *rand.Rand)
 			refusal("a post with "+kind, http.StatusBadRequest, ""))
 		return err
 	}
-	_, err := b.refused(ctx, "POST /signout (another session's token)", "/signout", url.Values{"csrf_token": {token}},
+	form := url.Values{"csrf_token": {token}}
+	if rnd.IntN(4) == 0 {
+		kind, form = "no csrf_token", url.Values{}
+	}
+	_, err := b.refused(ctx, "POST /signout (another session's token)", "/signout", form,
 		refusal("a sign-out with "+kind, http.StatusBadRequest, ""))
 	return err
 }

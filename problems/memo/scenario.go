@@ -13,7 +13,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "2"
+const Version = "3"
 
 // Score tags (MANUAL: "Scoring").
 const (
@@ -63,6 +63,9 @@ type Scenario struct {
 	m        *model
 	mix      *engine.Mix
 	sessions *sessionBook
+	// beforeInit is the id of a session signed in just before POST
+	// /initialize, which must have ended it; "" if that sign-in failed.
+	beforeInit string
 }
 
 var _ engine.Scenario = (*Scenario)(nil)
@@ -86,6 +89,43 @@ func (s *Scenario) Meta() engine.Meta {
 		Assets: Manifest(),
 		Load:   engine.LoadPolicy{StartUsers: startUsers, Growth: growth, SlowRequest: slowRequest, MaxUsers: maxUsers},
 	}
+}
+
+// beforeInitTimeout bounds the sign-in before POST /initialize, so that the
+// reset keeps nearly all of the phase's 30 s.
+const beforeInitTimeout = 5 * time.Second
+
+// Initialize signs a user in, then posts /initialize, which must end that
+// session (the pre-check sends its cookie again). A sign-in that fails is
+// left unchecked here: the app may not be ready before its reset.
+func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
+	b := s.newBrowser(r.NewAgent())
+	defer b.Close()
+	u := s.m.borrow(r.Rand(3))
+	if u == nil {
+		return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, []byte{})
+	}
+	defer s.m.giveBack(u)
+	form := url.Values{"username": {u.name}, "password": {u.password}}
+	sctx, cancel := context.WithTimeout(ctx, beforeInitTimeout)
+	defer cancel()
+	if res, err := b.PostForm(sctx, "POST /signin", "/signin", form); err == nil {
+		s.beforeInit, _ = checkSession(res, "/mypage")
+	}
+	return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, []byte{})
+}
+
+// preCheckInitialized sends the cookie of the session signed in before
+// POST /initialize: /mypage is 303 to /signin, as to no cookie.
+func (s *Scenario) preCheckInitialized(ctx context.Context, b *browser) error {
+	if s.beforeInit == "" {
+		return nil
+	}
+	b.SetCookie(&http.Cookie{Name: sessionCookie, Value: s.beforeInit, Path: "/"})
+	defer b.ClearCookies()
+	_, err := b.refused(ctx, "GET /mypage", "/mypage", nil, refusal("the cookie of a session signed in before "+
+		"POST /initialize, asking for /mypage,", http.StatusSeeOther, "/signin"))
+	return err
 }
 
 // PreCheck checks the initialized app exactly, one request at a time,
@@ -132,6 +172,9 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	if err := checkRedirect(res, "/signin"); err != nil {
 		return err
 	}
+	if err := s.preCheckInitialized(ctx, b); err != nil {
+		return err
+	}
 	if err := a.Expect(ctx, "POST /memos", "/memos", url.Values{"content": {"# signed out"}}, http.StatusForbidden, checkCookies); err != nil {
 		return err
 	}
@@ -154,7 +197,7 @@ func (s *Scenario) preCheckUsers(ctx context.Context, r *engine.Run, b *browser)
 	if err := s.preCheckPosts(ctx, r, b, u); err != nil {
 		return err
 	}
-	if err := s.preCheckSignedOut(ctx, b, u, sid, csrf); err != nil {
+	if err := s.preCheckSignedOut(ctx, b, u, sid, csrf, rnd); err != nil {
 		return err
 	}
 	return s.preCheckSignup(ctx, b, u)
@@ -174,6 +217,9 @@ func (s *Scenario) preCheckSignin(ctx context.Context, r *engine.Run, b *browser
 	if _, err := s.mypage(ctx, b, u, engine.NoScore); err != nil {
 		return err
 	}
+	if err := s.preCheckElsewhere(ctx, r, u, b.sid); err != nil {
+		return err
+	}
 	v := s.m.view(r.Now(), r.Now())
 	if sure, _, _ := v.authorMemos(u.id, true); len(sure) > 0 {
 		if err := s.memoPage(ctx, b.Agent, u.name, sure[rnd.IntN(len(sure))], true, engine.NoScore); err != nil {
@@ -183,11 +229,52 @@ func (s *Scenario) preCheckSignin(ctx context.Context, r *engine.Run, b *browser
 	return s.memoPage(ctx, b.Agent, u.name, s.m.privateMemo(rnd, u.id), false, engine.NoScore)
 }
 
+// preCheckElsewhere, while u is signed in in another browser under the
+// session id sid, signs in from a new browser with a wrong password for u,
+// and with u's password and u's name in capitals or with a space after it:
+// 401 each. Then it sends u's name, sid in capitals, and sid with
+// characters added, as its cookie: /mypage is 303 to /signin, as to no
+// cookie.
+func (s *Scenario) preCheckElsewhere(ctx context.Context, r *engine.Run, u *user, sid string) error {
+	o := s.newBrowser(r.NewAgent())
+	defer o.Close()
+	for _, c := range []struct{ what, name, password string }{
+		{"a wrong password for a user signed in in another session", u.name, u.password + "x"},
+		{"the right password with the user's name in capitals", strings.ToUpper(u.name), u.password},
+		{"the right password with a space after the user's name", u.name + " ", u.password},
+	} {
+		if c.name == u.name && c.password == u.password {
+			continue
+		}
+		form := url.Values{"username": {c.name}, "password": {c.password}}
+		if _, err := o.refused(ctx, "POST /signin", "/signin", form, refusal("a sign-in with "+c.what, http.StatusUnauthorized, "")); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct{ what, value string }{
+		{"a live user's name", u.name},
+		{"a live session's id in capitals", strings.ToUpper(sid)},
+		{"a live session's id with characters added", sid + "0a"},
+	} {
+		if c.value == sid {
+			continue
+		}
+		o.SetCookie(&http.Cookie{Name: sessionCookie, Value: c.value, Path: "/"})
+		if _, err := o.refused(ctx, "GET /mypage", "/mypage", nil, refusal("a session cookie the app never issued ("+c.what+
+			"), asking for /mypage,", http.StatusSeeOther, "/signin")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // preCheckSignedOut sends the cookie of u's session, signed out, with its
 // token csrf: /mypage is 303 to /signin and a post 403; then it signs u in
-// again, whose new session must have an id and a token never given before,
-// and signs it out.
-func (s *Scenario) preCheckSignedOut(ctx context.Context, b *browser, u *user, sid, csrf string) error {
+// again, carrying a made-up cookie of the shape of sid, whose new session
+// must have an id and a token never given before, refuses a post and a
+// sign-out with the old token csrf and a sign-out with no token, and signs
+// it out.
+func (s *Scenario) preCheckSignedOut(ctx context.Context, b *browser, u *user, sid, csrf string, rnd *rand.Rand) error {
 	b.SetCookie(&http.Cookie{Name: sessionCookie, Value: sid, Path: "/"})
 	what := "the cookie of a session signed out"
 	if _, err := b.refused(ctx, "GET /mypage", "/mypage", nil, refusal(what+", asking for /mypage,", http.StatusSeeOther, "/signin")); err != nil {
@@ -197,14 +284,34 @@ func (s *Scenario) preCheckSignedOut(ctx context.Context, b *browser, u *user, s
 	if _, err := b.refused(ctx, "POST /memos", "/memos", form, refusal(what+", posting a memo,", http.StatusForbidden, "")); err != nil {
 		return err
 	}
-	b.ClearCookies()
+	b.plant(madeUp(rnd, sid))
 	if err := s.signin(ctx, b, u, engine.NoScore); err != nil {
 		return err
 	}
 	if _, err := s.mypage(ctx, b, u, engine.NoScore); err != nil {
 		return err
 	}
+	if err := s.preCheckOldToken(ctx, b, csrf); err != nil {
+		return err
+	}
 	return s.signout(ctx, b, engine.NoScore)
+}
+
+// preCheckOldToken posts a memo and signs out with old, the token of the
+// same user's session signed out before, then signs out with no token: 400
+// each, and the session goes on signed in.
+func (s *Scenario) preCheckOldToken(ctx context.Context, b *browser, old string) error {
+	what := "the CSRF token of the same user's session signed out before"
+	form := url.Values{"content": {"# " + titleOf(s.m.nextPost()) + "\n\nnever stored"}, "csrf_token": {old}}
+	if _, err := b.refused(ctx, "POST /memos", "/memos", form, refusal("a post with "+what, http.StatusBadRequest, "")); err != nil {
+		return err
+	}
+	if _, err := b.refused(ctx, "POST /signout", "/signout", url.Values{"csrf_token": {old}},
+		refusal("a sign-out with "+what, http.StatusBadRequest, "")); err != nil {
+		return err
+	}
+	_, err := b.refused(ctx, "POST /signout", "/signout", url.Values{}, refusal("a sign-out with no csrf_token", http.StatusBadRequest, ""))
+	return err
 }
 
 // preCheckPosts posts, as u signed in in b, what the manual refuses and

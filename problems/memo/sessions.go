@@ -28,6 +28,9 @@ type browser struct {
 	sid, csrf string
 	user      int64 // the model's id of the user signed in
 	live      *liveSession
+	// planted is a made-up session cookie the browser carries into a
+	// sign-in: the new session's id must not be it.
+	planted string
 }
 
 // newBrowser wraps agent a, clearing its cookies: a browser starts signed
@@ -47,10 +50,22 @@ func (b *browser) inspect(res *engine.Response) error {
 			return err
 		}
 	}
-	if len(res.Body) == 0 || res.StatusCode == http.StatusOK && isStatic(res.URL.Path) {
+	if isStatic(res.URL.Path) && (res.StatusCode == http.StatusOK || len(res.Body) == 0) {
 		return nil // an asset is compared with its SHA-256 instead
 	}
-	return b.s.m.scan(res, *b.viewer.Load())
+	viewer := *b.viewer.Load()
+	if viewer != "" && !isStatic(res.URL.Path) && res.StatusCode < http.StatusInternalServerError {
+		// Every answer to a signed-in session, whatever its status (but a
+		// server error, which may come from a proxy in front and is an
+		// error already).
+		if err := res.Check(engine.Critical(engine.Private())); err != nil {
+			return err
+		}
+	}
+	if len(res.Body) == 0 {
+		return nil
+	}
+	return b.s.m.scan(res, viewer)
 }
 
 func isStatic(path string) bool { return len(path) > 8 && path[:8] == "/static/" }
@@ -60,7 +75,12 @@ func isStatic(path string) bool { return len(path) > 8 && path[:8] == "/static/"
 func (b *browser) signedIn(res *engine.Response, w *user, sid string) error {
 	name := w.name
 	b.viewer.Store(&name)
-	b.sid, b.csrf, b.user, b.live = sid, "", w.id, nil
+	planted := b.planted
+	b.sid, b.csrf, b.user, b.live, b.planted = sid, "", w.id, nil, ""
+	if planted != "" && sid == planted {
+		return res.Criticalf("session-fixation", "the session signed in to %s kept the id %q of the cookie the browser "+
+			"came with, which the app never gave: a sign-in makes a new random id", name, sid)
+	}
 	if prev, again := b.s.sessions.issue(&b.s.sessions.ids, sid, name); again {
 		return res.Criticalf("session-id", "the session signed in to %s got the session id of an earlier session (of %s): "+
 			"session ids are random and never given twice", name, prev)
@@ -84,6 +104,13 @@ func (b *browser) token(res *engine.Response, token string) error {
 	b.live = &liveSession{id: b.sid, token: token, name: name, user: b.user}
 	b.s.sessions.enter(b.live)
 	return nil
+}
+
+// plant sets a made-up session cookie, value, for the next sign-in to
+// replace.
+func (b *browser) plant(value string) {
+	b.SetCookie(&http.Cookie{Name: sessionCookie, Value: value, Path: "/"})
+	b.planted = value
 }
 
 // signedOut records that the browser's session ended: it forgets its
@@ -166,4 +193,14 @@ func (sb *sessionBook) other(rnd *rand.Rand, not *liveSession) *liveSession {
 		}
 	}
 	return nil
+}
+
+// madeUpID returns a value of the shape of a live session's id, at random,
+// or of 32 hex digits when no session is live.
+func (sb *sessionBook) madeUpID(rnd *rand.Rand) string {
+	shape := "0123456789abcdef0123456789abcdef"
+	if l := sb.other(rnd, nil); l != nil {
+		shape = l.id
+	}
+	return madeUp(rnd, shape)
 }

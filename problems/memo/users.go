@@ -111,7 +111,8 @@ func (s *Scenario) readSome(ctx context.Context, u *engine.User, viewer string, 
 	return nil
 }
 
-// writer signs in as w (some writers first type a wrong password), reads
+// writer signs in as w (some writers first type a wrong password, and some
+// carry a made-up session cookie into the sign-in), reads
 // /mypage, writes a memo and opens it, then, once Freshness has passed,
 // finds it on / or /mypage, reads someone else's memo, and signs out.
 func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, b *browser, w *user) error {
@@ -120,6 +121,9 @@ func (s *Scenario) writer(ctx context.Context, r *engine.Run, u *engine.User, b 
 			return err
 		}
 		u.Think(ctx, thinkMin, thinkMax)
+	}
+	if u.Rand.Float64() < fixationShare {
+		b.plant(s.sessions.madeUpID(u.Rand))
 	}
 	if err := s.signin(ctx, b, w, u); err != nil {
 		return err
@@ -154,7 +158,7 @@ func (s *Scenario) newcomer(ctx context.Context, r *engine.Run, u *engine.User, 
 func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.User, b *browser, w *user, private bool) error {
 	u.Think(ctx, thinkMin, thinkMax)
 	if u.Rand.Float64() < foreignTokenShare {
-		if err := s.foreignToken(ctx, b, u.Rand); err != nil {
+		if err := s.foreignToken(ctx, b, w, u.Rand); err != nil {
 			return err
 		}
 		u.Think(ctx, thinkMin, thinkMax)
@@ -185,8 +189,10 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 	u.Think(ctx, thinkMin, thinkMax)
 	sid, csrf := b.sid, b.csrf
 	if err := s.signout(ctx, b, u); err != nil || u.Rand.Float64() >= replayShare {
+		w.ended = csrf
 		return err
 	}
+	w.ended = csrf
 	u.Think(ctx, thinkMin, thinkMax)
 	return s.replay(ctx, b, w, sid, csrf, u.Rand)
 }
