@@ -92,7 +92,7 @@ func TestEachDefectFails(t *testing.T) {
 		{name: "a private memo readable signed out", old: `if memo.IsPrivate && !isAuthor {`,
 			new: `if memo.IsPrivate && sess != nil && !isAuthor {`, want: `private to .* shown to anyone|carries .* of the private memo .* served to a signed-out visitor`},
 		{name: "older and newer links through private memos", old: `if m.IsPrivate && !isAuthor {`,
-			new: `if false {`, want: `(links to the private memo|as older|as newer)`},
+			new: `if false {`, want: `(links to the private memo|as older|as newer|carries a link to the page of the private memo)`},
 		{name: "older and newer links swapped", old: `older = m.ID`, new: `newer = m.ID`, want: `as (older|newer)`},
 		{name: "CSRF tokens not checked", old: `return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.CSRFToken)) == 1`,
 			new: `return subtle.ConstantTimeCompare([]byte(r.PostFormValue("csrf_token")), []byte(sess.CSRFToken)) >= 0`, want: `POST /memos: expected status 400, got 303`},
@@ -110,7 +110,7 @@ func TestEachDefectFails(t *testing.T) {
 				h.Set("Location", "/memos/"+strconv.Itoa(id-1))
 			}
 			return body
-		}), want: `got id \d+, given before`},
+		}), want: `got id \d+, given before|carries a link to the page of the private memo`},
 		{name: "an asset tag left out", proxy: replace(`<script src="/static/js/memo.js"></script>`, ``), want: `lacks the asset tag head script`},
 		{name: "another user's name in the header", proxy: replace(`<span id="username">`, `<span id="username">x`), want: `shows the user "x`},
 		{name: "a wrong title in a list", proxy: replaceOn("/", `class="memo-title" href="/memos/(\d+)">`, `${0}x`), want: `is titled "x`},
@@ -278,7 +278,50 @@ var tunedCheats = []struct {
 	{"error pages cached publicly", [][2]string{{`h["Content-Length"] = []string{strconv.Itoa(len(p.b))}`,
 		`h["Content-Length"] = []string{strconv.Itoa(len(p.b))}; if status != http.StatusOK { h["Cache-Control"] = []string{"public, max-age=60"} }`}},
 		`Cache-Control "public, max-age=60": an answer for one viewer must carry private \(status 4\d\d\)`, 0},
+	{"a private memo's title in a header of its 404", [][2]string{{notForYou,
+		notForYou + "\t\tif m != nil {\n\t\t\tw.Header().Set(\"X-Memo-Title\", string(m.title))\n\t\t}\n"}},
+		`GET /memos/\{id\}: the answer \(status 404\) carries the title of the private memo`, 0},
+	{"a private memo as character references in its 404", [][2]string{{notForYou, notForYou + `		if m != nil {
+			if c, err := app.content(m); err == nil {
+				p := beginPage(nil, sess)
+				p.b = append(p.b, "<div hidden>"...)
+				for _, part := range []string{string(m.title), m.created, string(c)} {
+					for _, r := range part {
+						p.b = append(p.b, "&#"...)
+						p.b = strconv.AppendInt(p.b, int64(r), 10)
+						p.b = append(p.b, ';')
+					}
+				}
+				p.b = append(p.b, "</div>"...)
+				p.send(w, http.StatusNotFound)
+				return
+			}
+		}
+`}}, `GET /memos/\{id\}: the answer \(status 404\) carries the (time|title|a passage of the content) of the private memo`, 0},
+	{"a private memo's title and ISO time in a sign-in link of its 404", [][2]string{{notForYou, notForYou + `		if m != nil {
+			p := beginPage(nil, sess)
+			p.b = append(p.b, "<a href=\"/signin?next=/memos/"...)
+			p.b = strconv.AppendInt(p.b, m.id, 10)
+			p.b = append(p.b, "&amp;title="...)
+			p.b = append(p.b, url.QueryEscape(html.UnescapeString(string(m.title)))...)
+			p.b = append(p.b, "&amp;created="...)
+			p.b = append(p.b, strings.Replace(m.created, " ", "T", 1)+"Z"...)
+			p.b = append(p.b, "\">Sign in to read it</a>"...)
+			p.send(w, http.StatusNotFound)
+			return
+		}
+`}, {`"unicode/utf8"`, "\"unicode/utf8\"\n\t\"html\"\n\t\"net/url\"\n\t\"strings\""}},
+		`GET /memos/\{id\}: the answer \(status 404\) carries the (time|title) of the private memo`, 0},
+	{"links to the author's private memos in a comment", [][2]string{{`p.b = append(p.b, "</nav>"...)`,
+		`p.b = append(p.b, "</nav>"...); all := memos(&m.author.all); o, n := neighbours(all, m.id); ` +
+			`p.b = append(p.b, "\n<!-- prefetch /memos/"...); p.b = strconv.AppendInt(p.b, o, 10); ` +
+			`p.b = append(p.b, " /memos/"...); p.b = strconv.AppendInt(p.b, n, 10); p.b = append(p.b, " -->"...)`}},
+		`carries a link to the page of the private memo`, 0},
 }
+
+// notForYou is where the tuned solution answers 404 to a private memo's
+// reader who is not its author.
+const notForYou = "\t\t// To anyone but its author, a private memo does not exist.\n"
 
 // hiddenPrivate patches the tuned solution with newestPrivate(b, n, items),
 // which appends the <li> (items) or the title of the n newest private memos.

@@ -143,6 +143,26 @@ func (m *model) lookup(id int64) *memo {
 	return nil
 }
 
+// privateAuthor returns the name of memo id's author and whether it is
+// private, as far as the model knows it (not private when it does not).
+func (m *model) privateAuthor(id int64) (string, bool) {
+	if id >= 1 && id <= m.in.lastMemo() {
+		d := &m.in.memos[id-1]
+		return m.in.names[d.UserID], d.Private
+	}
+	m.mu.Lock()
+	p := m.byID[id]
+	private, user := p != nil && p.private, int64(0)
+	if p != nil {
+		user = p.user
+	}
+	m.mu.Unlock()
+	if !private {
+		return "", false
+	}
+	return m.name(user), true
+}
+
 // name returns user id's name.
 func (m *model) name(id int64) string {
 	if id >= 1 && id <= m.in.lastUser() {

@@ -3,6 +3,7 @@ package memo
 import (
 	"bytes"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -161,25 +162,38 @@ func (rm *runMarks) posting(author, title, content string, private bool, initial
 }
 
 // scan looks for the private memos viewer ("" signed out) may not see in
-// one answer, and returns the first found as a critical error.
+// one answer, in each of its readings (its body and header values, as sent
+// and decoded; see engine.Response.Readings), and returns the first found
+// as a critical error.
 func (m *model) scan(res *engine.Response, viewer string) error {
-	body := res.Body
-	found := func(s *secret, what string) error {
-		to := "a signed-out visitor"
-		if viewer != "" {
-			to = viewer
+	for _, text := range res.Readings() {
+		if s, what := m.scanText(text, viewer); s != nil {
+			to := "a signed-out visitor"
+			if viewer != "" {
+				to = viewer
+			}
+			return res.Criticalf("private-leak", "the answer (status %d) carries %s of %s, which no one but its author may see; it was served to %s",
+				res.StatusCode, what, s.describe(), to)
 		}
-		return res.Criticalf("private-leak", "the answer (status %d) carries %s of %s, which no one but its author may see; it was served to %s",
-			res.StatusCode, what, s.describe(), to)
 	}
-	if s := m.in.marks.findTime(body, viewer); s != nil {
-		return found(s, "the time")
+	return nil
+}
+
+// scanText looks for the private memos viewer may not see in one text: its
+// time, its title, a passage of its content, or a link to it. It returns
+// the first found and what of it was found.
+func (m *model) scanText(text []byte, viewer string) (*secret, string) {
+	if s := m.in.marks.findTime(text, viewer); s != nil {
+		return s, "the time"
+	}
+	if s := m.findLink(text, viewer); s != nil {
+		return s, "a link to the page"
 	}
 	run := m.runMarks
 	run.mu.RLock()
 	defer run.mu.RUnlock()
 	var leak *secret
-	eachPiece(body, func(p []byte) {
+	eachPiece(text, func(p []byte) {
 		if leak != nil {
 			return
 		}
@@ -190,37 +204,78 @@ func (m *model) scan(res *engine.Response, viewer string) error {
 		}
 	})
 	if leak != nil {
-		return found(leak, "the title")
+		return leak, "the title"
 	}
 	buf := letterBufs.Get().(*[]byte)
 	defer letterBufs.Put(buf)
-	*buf = appendLetters((*buf)[:0], body)
+	*buf = appendLetters((*buf)[:0], text)
 	for _, idx := range []*passageIndex{m.in.marks.passages, run.marks.passages} {
 		if s := idx.find(*buf, viewer); s != nil {
-			return found(s, "a passage of the content")
+			return s, "a passage of the content"
 		}
 	}
-	return nil
+	return nil, ""
 }
 
-// findTime returns the initial private memo whose time body shows, unless
-// viewer wrote it; nil if none.
-func (mk *marks) findTime(body []byte, viewer string) *secret {
-	const n = len(data.TimeFormat) // "2006-01-02 15:04:05"
-	for i := 0; i+n <= len(body); {
-		j := bytes.IndexByte(body[i:], ':')
+// findLink returns the private memo, not viewer's, that text links to as
+// /memos/ID (its id is no one's business but its author's); nil if none.
+func (m *model) findLink(text []byte, viewer string) *secret {
+	const prefix = "/memos/"
+	for i := 0; ; {
+		j := bytes.Index(text[i:], []byte(prefix))
 		if j < 0 {
 			return nil
 		}
+		i += j + len(prefix)
+		k := i
+		for k < len(text) && k-i < 12 && '0' <= text[k] && text[k] <= '9' {
+			k++
+		}
+		if k == i || k < len(text) && '0' <= text[k] && text[k] <= '9' {
+			continue
+		}
+		id, _ := strconv.ParseInt(string(text[i:k]), 10, 64)
+		if author, private := m.privateAuthor(id); private && author != viewer {
+			return &secret{id: id, author: author}
+		}
+	}
+}
+
+// findTime returns the initial private memo whose time text shows (see
+// eachTime), unless viewer wrote it; nil if none.
+func (mk *marks) findTime(text []byte, viewer string) *secret {
+	var found *secret
+	eachTime(text, func(t []byte) bool {
+		if s := mk.times[string(t)]; s != nil && s.author != viewer {
+			found = s
+		}
+		return found == nil
+	})
+	return found
+}
+
+// eachTime calls f with every time text shows, as pages write it
+// ("2006-01-02 15:04:05") or in ISO 8601 ("2006-01-02T15:04:05"), written
+// as pages write it, until f returns false.
+func eachTime(text []byte, f func(t []byte) bool) {
+	const n = len(data.TimeFormat)
+	var key [n]byte
+	for i := 0; i+n <= len(text); {
+		j := bytes.IndexByte(text[i:], ':')
+		if j < 0 {
+			return
+		}
 		k := i + j - 13 // the first ':' is the 14th byte of a time
-		if k >= 0 && k+n <= len(body) && body[k+4] == '-' && body[k+7] == '-' && body[k+10] == ' ' && body[k+16] == ':' {
-			if s := mk.times[string(body[k:k+n])]; s != nil && s.author != viewer {
-				return s
+		if k >= 0 && k+n <= len(text) && text[k+4] == '-' && text[k+7] == '-' && (text[k+10] == ' ' || text[k+10] == 'T') &&
+			text[k+16] == ':' {
+			copy(key[:], text[k:k+n])
+			key[10] = ' '
+			if !f(key[:]) {
+				return
 			}
 		}
 		i += j + 1
 	}
-	return nil
 }
 
 // eachPiece calls f with every piece of b that has minTitleSpaces spaces or

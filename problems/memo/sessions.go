@@ -62,10 +62,7 @@ func (b *browser) inspect(res *engine.Response) error {
 			return err
 		}
 	}
-	if len(res.Body) == 0 {
-		return nil
-	}
-	return b.s.m.scan(res, viewer)
+	return b.s.m.scan(res, viewer) // the headers too, whatever the body
 }
 
 func isStatic(path string) bool { return len(path) > 8 && path[:8] == "/static/" }
