@@ -312,6 +312,17 @@ var tunedCheats = []struct {
 		}
 `}, {`"unicode/utf8"`, "\"unicode/utf8\"\n\t\"html\"\n\t\"net/url\"\n\t\"strings\""}},
 		`GET /memos/\{id\}: the answer \(status 404\) carries the (time|title) of the private memo`, 0},
+	{"any memo's Markdown at ?raw=1", [][2]string{{"\tif ok {\n\t\tm = st.memo(id)\n\t}\n", "\tif ok {\n\t\tm = st.memo(id)\n\t}\n" + `	if m != nil && r.URL.Query().Has("raw") {
+		var src string
+		if err := app.db.QueryRow("SELECT content FROM memos WHERE id = ?", m.id).Scan(&src); err != nil {
+			serverError(w, err)
+			return
+		}
+		w.Header()["Content-Type"] = []string{"text/markdown; charset=utf-8"}
+		io.WriteString(w, src)
+		return
+	}
+`}}, `memo \d+ is private to \w+; it was shown to a signed-out visitor|carries .* of the private memo`, 0},
 	{"links to the author's private memos in a comment", [][2]string{{`p.b = append(p.b, "</nav>"...)`,
 		`p.b = append(p.b, "</nav>"...); all := memos(&m.author.all); o, n := neighbours(all, m.id); ` +
 			`p.b = append(p.b, "\n<!-- prefetch /memos/"...); p.b = strconv.AppendInt(p.b, o, 10); ` +

@@ -25,6 +25,7 @@ const (
 	foreignTokenShare  = 0.2  // writers who post or sign out with another session's CSRF token
 	replayShare        = 0.2  // writers and newcomers who send their cookie again once signed out
 	fixationShare      = 0.2  // writers who sign in carrying a made-up session cookie
+	queryShare         = 0.1  // memo pages asked with a query string (memoQueries)
 )
 
 var selSigninForm = cascadia.MustCompile(`form#signin`)

@@ -159,11 +159,14 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 		}
 	}
 	pub := in.public[rnd.IntN(len(in.public))]
-	if err := s.memoPage(ctx, a, "", pub, true, engine.NoScore); err != nil {
+	if err := s.memoPage(ctx, a, "", pub, "", true, engine.NoScore); err != nil {
 		return err
 	}
-	if err := s.memoPage(ctx, a, "", s.m.privateMemo(rnd, 0), true, engine.NoScore); err != nil {
-		return err
+	private := s.m.privateMemo(rnd, 0)
+	for _, q := range append([]string{""}, memoQueries...) {
+		if err := s.memoPage(ctx, a, "", private, q, true, engine.NoScore); err != nil {
+			return err
+		}
 	}
 	res, err := a.Get(ctx, "GET /mypage", "/mypage")
 	if err != nil {
@@ -222,11 +225,11 @@ func (s *Scenario) preCheckSignin(ctx context.Context, r *engine.Run, b *browser
 	}
 	v := s.m.view(r.Now(), r.Now())
 	if sure, _, _ := v.authorMemos(u.id, true); len(sure) > 0 {
-		if err := s.memoPage(ctx, b.Agent, u.name, sure[rnd.IntN(len(sure))], true, engine.NoScore); err != nil {
+		if err := s.memoPage(ctx, b.Agent, u.name, sure[rnd.IntN(len(sure))], "", true, engine.NoScore); err != nil {
 			return err
 		}
 	}
-	return s.memoPage(ctx, b.Agent, u.name, s.m.privateMemo(rnd, u.id), false, engine.NoScore)
+	return s.memoPage(ctx, b.Agent, u.name, s.m.privateMemo(rnd, u.id), "", false, engine.NoScore)
 }
 
 // preCheckElsewhere, while u is signed in in another browser under the

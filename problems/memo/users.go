@@ -3,6 +3,7 @@ package memo
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"slices"
@@ -60,7 +61,7 @@ func (s *Scenario) reader(ctx context.Context, u *engine.User, b *browser) error
 		return err
 	}
 	if u.Rand.Float64() < probeShare {
-		if err := s.memoPage(ctx, u.Agent, "", s.m.privateMemo(u.Rand, 0), false, engine.NoScore); err != nil {
+		if err := s.memoPage(ctx, u.Agent, "", s.m.privateMemo(u.Rand, 0), query(u.Rand), false, engine.NoScore); err != nil {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func (s *Scenario) readSome(ctx context.Context, u *engine.User, viewer string, 
 			return nil
 		}
 		e := known[u.Rand.IntN(len(known))]
-		if err := s.memoPage(ctx, u.Agent, viewer, e.id, u.Rand.Float64() < fullCheckShare, u); err != nil {
+		if err := s.memoPage(ctx, u.Agent, viewer, e.id, query(u.Rand), u.Rand.Float64() < fullCheckShare, u); err != nil {
 			return err
 		}
 	}
@@ -167,7 +168,7 @@ func (s *Scenario) writeAndLeave(ctx context.Context, r *engine.Run, u *engine.U
 	if err != nil {
 		return s.afterFailedPost(ctx, r, u, b, w, err)
 	}
-	if err := s.memoPage(ctx, u.Agent, w.name, p.id, true, u); err != nil {
+	if err := s.memoPage(ctx, u.Agent, w.name, p.id, "", true, u); err != nil {
 		return err
 	}
 	u.Think(ctx, thinkMin, thinkMax)
@@ -258,10 +259,11 @@ func (s *Scenario) checkListPage(res *engine.Response, name string, n int64) (*l
 	return p, nil
 }
 
-// memoPage opens /memos/id as viewer ("" signed out): a memo the viewer may
-// not see must be 404; full compares its whole content.
-func (s *Scenario) memoPage(ctx context.Context, a *engine.Agent, viewer string, id int64, full bool, score engine.Scorer) error {
-	res, err := a.Get(ctx, "GET /memos/{id}", "/memos/"+itoa(id))
+// memoPage opens /memos/id as viewer ("" signed out), with query after the
+// path: a memo the viewer may not see must be 404; full compares its whole
+// content.
+func (s *Scenario) memoPage(ctx context.Context, a *engine.Agent, viewer string, id int64, query string, full bool, score engine.Scorer) error {
+	res, err := a.Get(ctx, "GET /memos/{id}", "/memos/"+itoa(id)+query)
 	if err != nil {
 		return err
 	}
@@ -441,6 +443,18 @@ func memoCreated(res *engine.Response) (int64, error) {
 		return 0, res.Applicationf("redirect", "the post redirected to %s, not to /memos/ID", loc.Path)
 	}
 	return id, nil
+}
+
+// memoQueries are the query strings memo pages are sometimes asked with, as
+// links from elsewhere carry them: the answer must be the same as without.
+var memoQueries = []string{"?raw=1", "?format=md", "?source=1", "?ref=home", "?utm_source=feed"}
+
+// query returns one of memoQueries for one memo page in queryShare, else "".
+func query(rnd *rand.Rand) string {
+	if rnd.Float64() >= queryShare {
+		return ""
+	}
+	return memoQueries[rnd.IntN(len(memoQueries))]
 }
 
 // titleOf returns the title of the run's n-th memo: three words and n, so
