@@ -99,6 +99,31 @@ func checkPageUser(res *engine.Response, shown []string, name string) error {
 	return nil
 }
 
+// checkListTimes: a list page shows no time but its memos' (a time that
+// is none of theirs may be a private memo's, which the scan cannot know
+// for a memo of the run); its body is read as sent and with its character
+// references undone.
+func checkListTimes(res *engine.Response, p *listPage) error {
+	shown := make(map[string]bool, len(p.entries))
+	for _, e := range p.entries {
+		shown[e.created] = true
+	}
+	var other string
+	for _, text := range [][]byte{res.Body, []byte(html.UnescapeString(string(res.Body)))} {
+		eachTime(text, func(t []byte) bool {
+			if !shown[string(t)] {
+				other = string(t)
+			}
+			return other == ""
+		})
+		if other != "" {
+			return res.Criticalf("list-time", "the page shows the time %s, which is none of its memos': a list shows "+
+				"no time but its memos' (it may be a private memo's)", other)
+		}
+	}
+	return nil
+}
+
 // checkList compares /recent/N (N = offset/pageSize; / is 0) with the
 // model as it was while the page was served. Memos whose 303 came at least
 // Freshness before the request must be counted and listed in their place;

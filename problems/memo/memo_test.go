@@ -323,6 +323,14 @@ var tunedCheats = []struct {
 		return
 	}
 `}}, `memo \d+ is private to \w+; it was shown to a signed-out visitor|carries .* of the private memo`, 0},
+	{"the newest memo's time hidden in the lists", [][2]string{
+		{`writeList(w, sess, n, total, public[max(0, hi-pageSize):hi])`, `all := *st.memos.Load(); updated := ""; ` +
+			`if m := all[len(all)-1]; m != nil && m.id > 50000 { updated = m.created }; ` +
+			`writeList(w, sess, n, total, public[max(0, hi-pageSize):hi], updated)`},
+		{`func writeList(w http.ResponseWriter, sess *session, n int64, total int, ms []*memo) {`,
+			`func writeList(w http.ResponseWriter, sess *session, n int64, total int, ms []*memo, updated string) {`},
+		{`p.b = append(p.b, "</ol>\n"...)`, `p.b = append(append(append(p.b, "</ol>\n<p hidden>last memo written "...), updated...), "</p>\n"...)`}},
+		`shows the time [-0-9 :]+, which is none of its memos'`, 0},
 	{"links to the author's private memos in a comment", [][2]string{{`p.b = append(p.b, "</nav>"...)`,
 		`p.b = append(p.b, "</nav>"...); all := memos(&m.author.all); o, n := neighbours(all, m.id); ` +
 			`p.b = append(p.b, "\n<!-- prefetch /memos/"...); p.b = strconv.AppendInt(p.b, o, 10); ` +

@@ -256,6 +256,9 @@ func (s *Scenario) checkListPage(res *engine.Response, name string, n int64) (*l
 	if err := checkList(res, p, s.m.view(res.Sent, res.Received), n*pageSize); err != nil {
 		return nil, err
 	}
+	if err := checkListTimes(res, p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
