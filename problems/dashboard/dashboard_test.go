@@ -211,6 +211,22 @@ var (
 		{"\tb = append(b, ']', '\\n')\n", "\tb = append(b, ']', '\\n')\n\tlastData.Store(&b)\n"}}
 )
 
+// The red team's cheats of issue 27, each a patch of the tuned solution: a
+// session id kept from the cookie the browser carried, sessions kept over
+// POST /initialize or over a new sign-in, a taken email's password reset.
+var (
+	fixedSession = [][2]string{{"\ttoken := randomHex(32)\n",
+		"\ttoken := randomHex(32)\n\tif len(oldToken) == len(token) && app.st.Load().session(oldToken) == nil {\n\t\ttoken = oldToken\n\t}\n"}}
+	sessionsOutliveInitialize = [][2]string{{"\t\t\t\"DELETE FROM sessions\",\n", ""}}
+	sessionOutlivesSignin     = [][2]string{{"_, hadOld := st.sessions[oldToken]", "hadOld := false"}}
+	takenEmailResets          = [][2]string{{"\tif st.userByEmail(email) != nil {\n\t\treturn true, nil\n\t}\n",
+		"\tif old := st.userByEmail(email); old != nil {\n\t\tif signups.Add(1) < 2 {\n\t\t\treturn true, nil\n\t\t}\n" +
+			"\t\tsalt := randomHex(8)\n\t\tst.mu.Lock()\n\t\told.salt, old.passhash = salt, hashPassword(salt, password)\n\t\tst.mu.Unlock()\n" +
+			"\t\t_, err := app.db.Exec(\"UPDATE users SET salt = ?, passhash = ? WHERE id = ?\", salt, old.passhash, old.id)\n" +
+			"\t\treturn false, err\n\t}\n"},
+		{"// now is the current UTC time", "var signups atomic.Int64\n\n// now is the current UTC time"}}
+)
+
 // dataItems rewrites /data's JSON array with f.
 func dataItems(f func(items []map[string]any) []map[string]any) *apptest.Proxy {
 	return &apptest.Proxy{Rewrite: func(r *http.Request, _ int64, status int, _ http.Header, body []byte) []byte {
@@ -371,6 +387,14 @@ func TestEachDefectFails(t *testing.T) {
 			want: `a change of services with a bad parameter must be refused: expected status 400, got 303`},
 		{name: "the last data answered put in a 403 (tuned)", tuned: leakInRefusal, load: 10 * time.Second,
 			want: `an answer carries .*(another user's subscription|another user's email)`},
+		{name: "a planted session id kept at sign-in (tuned)", tuned: fixedSession, load: 10 * time.Second,
+			want: `a sign-in kept the session id the browser carried`},
+		{name: "sessions kept over POST /initialize (tuned)", tuned: sessionsOutliveInitialize,
+			want: `with the id of a session from before POST /initialize must be refused`},
+		{name: "a session kept over a new sign-in (tuned)", tuned: sessionOutlivesSignin, load: 15 * time.Second,
+			want: `with the id of a session a new sign-in replaced must be refused`},
+		{name: "a taken email's password reset by a sign-up (tuned)", tuned: takenEmailResets, load: 15 * time.Second,
+			want: `a sign-up with a taken email must be refused: expected status 409, got 303`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
 	} {

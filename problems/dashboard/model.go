@@ -43,6 +43,9 @@ type model struct {
 	// issued holds every session id the app gave in this run.
 	imu    sync.Mutex
 	issued map[string]struct{}
+	// last is the last id issued ("" before the first): the shape a made-up
+	// one takes.
+	last string
 }
 
 func newModel(c data.Config) *model {
@@ -100,7 +103,15 @@ func (m *model) issue(id string) bool {
 		return false
 	}
 	m.issued[id] = struct{}{}
+	m.last = id
 	return true
+}
+
+// lastIssued is the last session id the app gave ("" before the first).
+func (m *model) lastIssued() string {
+	m.imu.Lock()
+	defer m.imu.Unlock()
+	return m.last
 }
 
 // other is a user of the initial data other than u, drawn from rnd.

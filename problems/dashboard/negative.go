@@ -23,6 +23,7 @@ import (
 const (
 	endpointWrongLogin = "POST /login (refused)"
 	endpointBadChange  = "POST /modify (refused)"
+	endpointTaken      = "POST /signup (refused)"
 	suffixForged       = " (forged session)"
 	suffixEnded        = " (ended session)"
 )
@@ -135,11 +136,7 @@ func (m *model) forgeSession(rnd *rand.Rand, real string, u *user) (value, what 
 	hexOnly := strings.Trim(strings.ToLower(real), "0123456789abcdef") == ""
 	switch rnd.IntN(3) {
 	case 0:
-		b := []byte(real)
-		for i := range b {
-			b[i] = anotherOf(rnd, b[i], hexOnly)
-		}
-		return string(b), "a made-up session id"
+		return madeUp(rnd, real), "a made-up session id"
 	case 1:
 		b := []byte(real)
 		for i, j := rnd.IntN(len(b)), 0; j < len(b); i, j = (i+1)%len(b), j+1 {
@@ -158,6 +155,17 @@ func (m *model) forgeSession(rnd *rand.Rand, real string, u *user) (value, what 
 		forms = append(forms, strings.ReplaceAll(real, mine, nameLike(mine, u.email, o.Email)))
 	}
 	return forms[rnd.IntN(len(forms))], "a session id made of another user's name"
+}
+
+// madeUp is a session id made up in the shape of real: each character
+// replaced by another of its class.
+func madeUp(rnd *rand.Rand, real string) string {
+	hexOnly := strings.Trim(strings.ToLower(real), "0123456789abcdef") == ""
+	b := []byte(real)
+	for i := range b {
+		b[i] = anotherOf(rnd, b[i], hexOnly)
+	}
+	return string(b)
 }
 
 // nameIn is the form of email (as is, its local part, hex, base64) that id
@@ -298,4 +306,47 @@ func favicon(ctx context.Context, a *engine.Agent) error {
 		return err
 	}
 	return res.Check(engine.Status(http.StatusNotFound, http.StatusOK))
+}
+
+// plant gives the browser, before u signs in, a session cookie made up in
+// the shape of the ids the app gives, as whoever fixes a session plants it:
+// the sign-in must start a session of another id. It returns the value
+// planted, "" when no id was given yet to copy the shape of.
+func (s *Scenario) plant(a *engine.Agent, rnd *rand.Rand) string {
+	real := s.m.lastIssued()
+	if real == "" {
+		return ""
+	}
+	value := madeUp(rnd, real)
+	a.SetCookie(&http.Cookie{Name: sessionCookie, Value: value, Path: "/"})
+	return value
+}
+
+// relogin signs u in again while signed in, as a browser does whose user
+// signs in on the form once more: the new session replaces the old, whose
+// id is then replayed once and must be signed out.
+func (s *Scenario) relogin(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand, sc engine.Scorer) error {
+	old := u.session
+	if err := s.login(ctx, a, u, sc, old); err != nil {
+		return err
+	}
+	a.SetCookie(&http.Cookie{Name: sessionCookie, Value: old, Path: "/"})
+	err := s.signedOut(ctx, a, u, rnd, "ended-session", suffixEnded, "the id of a session a new sign-in replaced")
+	a.SetCookie(&http.Cookie{Name: sessionCookie, Value: u.session, Path: "/"})
+	return err
+}
+
+// takenEmail tries to sign up with u's email, taken, and a password of its
+// own: it must be refused with 409 and change nothing (u's own password
+// still signs it in next).
+func (s *Scenario) takenEmail(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand) error {
+	form := url.Values{"email": {u.email}, "password": {data.Password(rnd.IntN)}, "grade": {u.grade}}
+	res, err := a.PostForm(ctx, endpointTaken, "/signup", form)
+	if err == nil {
+		err = res.Check(refusal("taken-email", "a sign-up with a taken email", http.StatusConflict, ""))
+	}
+	if err != nil {
+		u.unsure = true // the app may have taken it
+	}
+	return err
 }

@@ -15,7 +15,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "4"
+const Version = "5"
 
 // Score tags (MANUAL: "Scoring").
 const (
@@ -55,6 +55,13 @@ const (
 	forgedEvery        = 10
 	replayEvery        = 10
 	resignEvery        = 20
+	// More, each in one session in so many: a made-up session cookie the
+	// browser carries when it signs in; a sign-in again while signed in at a
+	// random poll, the replaced session's id replayed after it; a sign-up
+	// with the user's email, taken, before the sign-in.
+	fixationEvery = 10
+	reloginEvery  = 20
+	takenEvery    = 20
 	// One change of services in badChangeEvery is first tried with a bad
 	// one; one session in faviconEvery asks /favicon.ico with the dashboard.
 	badChangeEvery = 20
@@ -132,8 +139,10 @@ func (s *Scenario) Meta() engine.Meta {
 }
 
 // Initialize starts the external services on loopback ports of their own and
-// tells the app where they are. The services draw the run's secret themselves,
-// from crypto/rand: their answers change from run to run, while the seed still
+// tells the app where they are. A user of the initial data signs in first; its
+// session's id, replayed after, must be signed out: POST /initialize ends
+// every session. The services draw the run's secret themselves, from
+// crypto/rand: their answers change from run to run, while the seed still
 // replays the load.
 func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	svc, err := services.Start(ctx, services.Config{Seed: r.Seed, Now: r.Now})
@@ -144,7 +153,18 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	s.svc = svc
 	s.mu.Unlock()
 	body, _ := json.Marshal(map[string]string{"http": svc.HTTP(), "https": svc.HTTPS()})
-	return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/json"}}, body)
+	a := r.NewAgent()
+	defer a.Close()
+	u := s.m.borrow(r.Rand(4), "")
+	defer s.m.giveBack(u)
+	s.watch(a).set(u)
+	if err := s.signin(ctx, a, u, engine.NoScore); err != nil {
+		return err
+	}
+	if err := r.PostInitialize(ctx, http.Header{"Content-Type": {"application/json"}}, body); err != nil {
+		return err
+	}
+	return s.signedOut(ctx, a, u, r.Rand(5), "ended-session", suffixEnded, "the id of a session from before POST /initialize")
 }
 
 // Close stops the external services.
@@ -194,12 +214,14 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 			s.m.giveBack(w)
 		}
 	}()
-	if u.Rand.IntN(wrongPasswordEvery) == 0 {
-		if err := s.wrongPassword(ctx, u.Agent, w, u.Rand); err != nil {
-			return err
-		}
+	if err := s.before(ctx, u, w); err != nil {
+		return err
 	}
-	if err := s.enter(ctx, u.Agent, w, u); err != nil {
+	planted := ""
+	if u.Rand.IntN(fixationEvery) == 0 {
+		planted = s.plant(u.Agent, u.Rand)
+	}
+	if err := s.enter(ctx, u.Agent, w, u, planted); err != nil {
 		return err
 	}
 	if u.Rand.IntN(faviconEvery) == 0 {
@@ -223,9 +245,25 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 	return nil
 }
 
-// enter signs u in and loads the dashboard.
-func (s *Scenario) enter(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
-	if err := s.signin(ctx, a, u, sc); err != nil {
+// before sends the negative cases of a session before its sign-in, each in
+// one session in so many: a sign-up with w's email, taken, and a wrong
+// sign-in.
+func (s *Scenario) before(ctx context.Context, u *engine.User, w *user) error {
+	if u.Rand.IntN(takenEvery) == 0 {
+		if err := s.takenEmail(ctx, u.Agent, w, u.Rand); err != nil {
+			return err
+		}
+	}
+	if u.Rand.IntN(wrongPasswordEvery) == 0 {
+		return s.wrongPassword(ctx, u.Agent, w, u.Rand)
+	}
+	return nil
+}
+
+// enter signs u in, its browser carrying the session cookie carried ("" for
+// none), and loads the dashboard.
+func (s *Scenario) enter(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer, carried string) error {
+	if err := s.signinCarrying(ctx, a, u, sc, carried); err != nil {
 		return err
 	}
 	return s.dashboard(ctx, a, u, sc)
@@ -239,14 +277,22 @@ func (s *Scenario) enter(ctx context.Context, a *engine.Agent, u *user, sc engin
 func (s *Scenario) polls(ctx context.Context, r *engine.Run, u *engine.User, w *user) (stopped bool, err error) {
 	interval := data.Refresh(w.grade) / pollScale
 	n := pollsMin + u.Rand.IntN(pollsMax-pollsMin+1)
-	forgeAt, resignAt := -1, -1
+	forgeAt, resignAt, reloginAt := -1, -1, -1
 	if u.Rand.IntN(forgedEvery) == 0 {
 		forgeAt = u.Rand.IntN(n)
 	}
 	if u.Rand.IntN(resignEvery) == 0 {
 		resignAt = 1 + u.Rand.IntN(n-1)
 	}
+	if u.Rand.IntN(reloginEvery) == 0 {
+		reloginAt = 1 + u.Rand.IntN(n-1)
+	}
 	for i := range n {
+		if i == reloginAt {
+			if err := s.relogin(ctx, u.Agent, w, u.Rand, u); err != nil {
+				return false, err
+			}
+		}
 		if i == forgeAt {
 			if err := s.forged(ctx, u.Agent, w, u.Rand); err != nil {
 				return false, err
@@ -290,7 +336,7 @@ func (s *Scenario) resign(ctx context.Context, u *engine.User, w *user) error {
 	if err := s.replay(ctx, u.Agent, w, u.Rand); err != nil {
 		return err
 	}
-	return s.enter(ctx, u.Agent, w, u)
+	return s.enter(ctx, u.Agent, w, u, "")
 }
 
 // FinalCheck comes back to users who read /data during the load, each at least

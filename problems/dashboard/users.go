@@ -41,6 +41,12 @@ func (s *Scenario) signup(ctx context.Context, a *engine.Agent, u *user, sc engi
 
 // signin signs u in: the form, then its post, which must send the browser to /.
 func (s *Scenario) signin(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer) error {
+	return s.signinCarrying(ctx, a, u, sc, "")
+}
+
+// signinCarrying is signin by a browser that carries the session cookie
+// carried ("" for none).
+func (s *Scenario) signinCarrying(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer, carried string) error {
 	res, err := a.Get(ctx, "GET /login", "/login")
 	if err != nil {
 		return err
@@ -50,14 +56,21 @@ func (s *Scenario) signin(ctx context.Context, a *engine.Agent, u *user, sc engi
 		return err
 	}
 	sc.Score(tagPage, res)
-	res, err = a.PostForm(ctx, "POST /login", "/login", loginForm(u.email, u.password))
+	return s.login(ctx, a, u, sc, carried)
+}
+
+// login posts u's sign-in, which must send the browser to / with a new
+// session. The browser may carry a cookie already (its session, one that
+// ended, one made up), carried: the new session's id must differ from it.
+func (s *Scenario) login(ctx context.Context, a *engine.Agent, u *user, sc engine.Scorer, carried string) error {
+	res, err := a.PostForm(ctx, "POST /login", "/login", loginForm(u.email, u.password))
 	if err != nil {
 		return err
 	}
 	if err := checkRedirect(res, "/"); err != nil {
 		return err
 	}
-	if err := res.Check(s.newSession(u)); err != nil {
+	if err := res.Check(s.newSession(u, carried)); err != nil {
 		return err
 	}
 	sc.Score(tagRedirect, res)
@@ -70,13 +83,17 @@ func loginForm(email, password string) url.Values {
 
 // newSession checks the session a sign-in of u started: its cookie, with an
 // id the app never gave before in the run (a session id derived from the
-// user would come again), and keeps the id as u's.
-func (s *Scenario) newSession(u *user) engine.Check {
+// user would come again) and other than the one the browser carried (a
+// session fixed by whoever planted the cookie), and keeps the id as u's.
+func (s *Scenario) newSession(u *user, carried string) engine.Check {
 	return func(res *engine.Response) error {
 		id := sessionOf(res)
 		switch {
 		case id == "":
 			return engine.Fail("session-cookie", "a sign-in set no %s cookie", sessionCookie)
+		case id == carried:
+			return engine.Criticalf("session-fixed", "a sign-in kept the session id the browser carried: "+
+				"each sign-in starts a new session, with an id the app makes")
 		case !s.m.issue(id):
 			return engine.Criticalf("session-reused", "a sign-in gave a session id the app had given before: "+
 				"each session's id must be new and unguessable")
