@@ -207,28 +207,23 @@ type viewer struct{ u atomic.Pointer[user] }
 
 func (v *viewer) set(u *user) { v.u.Store(u) }
 
-// watch makes every answer a gets pass the leak scan for its viewer, its
-// body and its headers' values, and returns the viewer for the caller to set.
+// watch makes every answer a gets pass the leak scan for its viewer, in each
+// of its readings (its body and its headers' values, as sent and with the
+// cheap disguises undone), and returns the viewer for the caller to set.
 func (s *Scenario) watch(a *engine.Agent) *viewer {
 	v := &viewer{}
-	a.Inspect(func(res *engine.Response) error {
-		u := v.u.Load()
-		if err := s.m.scan(res.Body, u); err != nil {
+	a.Inspect(func(res *engine.Response) error { return s.m.scanAnswer(res, v.u.Load()) })
+	return v
+}
+
+// scanAnswer scans each of res's readings for what viewer v may not see.
+func (m *model) scanAnswer(res *engine.Response, v *user) error {
+	for _, text := range res.Readings() {
+		if err := m.scan(text, v); err != nil {
 			return err
 		}
-		for name, values := range res.Header {
-			if name == "Content-Length" {
-				continue
-			}
-			for _, x := range values {
-				if err := s.m.scan([]byte(x), u); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	return v
+	}
+	return nil
 }
 
 // emailDomain ends every user's email (MANUAL: "Initial data").
@@ -239,8 +234,11 @@ const emailDomain = "@dashboard.test"
 // another user's subscriptions that every relayed answer carries (a postal
 // code, a weather location, a token), each looked up in the model's map of
 // who subscribed with it. One the viewer subscribes with itself is its own.
-// Finding one is critical: no answer may carry another user's data.
-func (m *model) scan(body []byte, v *user) error {
+// Finding one is critical: no answer may carry another user's data. The scan
+// reads the text in lower case: an email or a token in capitals is as much a
+// leak (a location's L is found in either case).
+func (m *model) scan(text []byte, v *user) error {
+	body := bytes.ToLower(text)
 	for rest := body; ; {
 		i := bytes.Index(rest, []byte(emailDomain))
 		if i < 0 {
@@ -266,8 +264,8 @@ func (m *model) scan(body []byte, v *user) error {
 			k = string(run)
 		case len(run) == 7 && allDigits(run):
 			k = string(run)
-		case len(run) == 4 && i > 0 && body[i-1] == 'L' && allDigits(run):
-			k = string(body[i-1 : j])
+		case len(run) == 4 && i > 0 && body[i-1] == 'l' && allDigits(run):
+			k = "L" + string(run)
 		}
 		if k != "" && m.foreign(k, v) {
 			return leak("%q, a parameter of another user's subscription", k)

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/dashboard/data"
 	"github.com/tunecon/tunecon/problems/dashboard/services"
 )
@@ -173,9 +175,37 @@ func TestLeakScan(t *testing.T) {
 		{`<p>` + other.email + `</p>`, me, true},
 		{`<p>` + me.email + `</p>`, nil, true},
 		{`1000001`, nil, true},
+		{`<!-- also online: ` + strings.ToUpper(other.email) + ` -->`, me, true},
+		{`<i hidden>` + strings.Repeat("CD", 16) + `</i>`, me, true},
+		{`<!-- l0002 -->`, me, true},
+		{`<p>` + strings.ToUpper(me.email) + `</p>`, me, false},
 	} {
 		if err := m.scan([]byte(c.body), c.viewer); (err != nil) != c.leak {
 			t.Errorf("scan(%q): %v, want a leak: %v", c.body, err, c.leak)
+		}
+	}
+}
+
+// TestLeakScanReadings: the scan of an answer reads its headers and its
+// texts with the cheap disguises undone: another user's email escaped for a
+// URL, another user's /data in base64, in a header.
+func TestLeakScanReadings(t *testing.T) {
+	t.Parallel()
+	m := newModel(data.Default())
+	me, other := m.free[0], m.free[1]
+	m.own(other, data.Params{Code: "1000002"})
+	otherData := base64.StdEncoding.EncodeToString([]byte(`[{"service":"postal","data":{"code":"1000002"}}]`))
+	for name, c := range map[string]struct {
+		res  *engine.Response
+		leak bool
+	}{
+		"own email escaped": {&engine.Response{Header: http.Header{"X-Who": {url.QueryEscape(me.email)}}, Body: []byte("ok")}, false},
+		"an email escaped":  {&engine.Response{Header: http.Header{"X-Last-Viewer": {url.QueryEscape(other.email)}}, Body: []byte("ok")}, true},
+		"/data in base64":   {&engine.Response{Header: http.Header{"X-Last-Data": {otherData}}, Body: []byte("ok")}, true},
+		"an email in JSON":  {&engine.Response{Body: []byte(`{"who":"` + strings.Replace(other.email, "@", `\u0040`, 1) + `"}`)}, true},
+	} {
+		if err := m.scanAnswer(c.res, me); (err != nil) != c.leak {
+			t.Errorf("%s: %v, want a leak: %v", name, err, c.leak)
 		}
 	}
 }

@@ -213,7 +213,9 @@ var (
 
 // The red team's cheats of issue 27, each a patch of the tuned solution: a
 // session id kept from the cookie the browser carried, sessions kept over
-// POST /initialize or over a new sign-in, a taken email's password reset.
+// POST /initialize or over a new sign-in, a taken email's password reset,
+// another user's email or /data in a header (percent-escaped, base64), and
+// an email in capitals in a comment.
 var (
 	fixedSession = [][2]string{{"\ttoken := randomHex(32)\n",
 		"\ttoken := randomHex(32)\n\tif len(oldToken) == len(token) && app.st.Load().session(oldToken) == nil {\n\t\ttoken = oldToken\n\t}\n"}}
@@ -225,6 +227,24 @@ var (
 			"\t\t_, err := app.db.Exec(\"UPDATE users SET salt = ?, passhash = ? WHERE id = ?\", salt, old.passhash, old.id)\n" +
 			"\t\treturn false, err\n\t}\n"},
 		{"// now is the current UTC time", "var signups atomic.Int64\n\n// now is the current UTC time"}}
+	// leakVars declares, in services.go, what the leaks below keep.
+	leakVars = [2]string{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n",
+		"var (\n\tlastViewer atomic.Pointer[string]\n\tlastBody   atomic.Pointer[[]byte]\n\tlastOnline atomic.Pointer[string]\n)\n\n" +
+			"func lastViewerHeader() string {\n\tif p := lastViewer.Load(); p != nil {\n\t\treturn url.QueryEscape(*p)\n\t}\n\treturn \"\"\n}\n\n" +
+			"func lastDataHeader() string {\n\tif p := lastBody.Load(); p != nil {\n\t\treturn base64.StdEncoding.EncodeToString(*p)\n\t}\n\treturn \"\"\n}\n\n" +
+			"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n"}
+	base64Import = [2]string{"\t\"crypto/tls\"\n", "\t\"crypto/tls\"\n\t\"encoding/base64\"\n"}
+	keepData     = [2]string{"\tb = append(b, ']', '\\n')\n", "\tb = append(b, ']', '\\n')\n\tlastBody.Store(&b)\n"}
+	viewerHeader = [][2]string{leakVars, base64Import, {"\treturn app.st.Load().session(c.Value), c.Value\n",
+		"\tif h := lastViewerHeader(); h != \"\" {\n\t\tw.Header()[\"X-Last-Viewer\"] = []string{h}\n\t}\n" +
+			"\tu := app.st.Load().session(c.Value)\n\tif u != nil {\n\t\tlastViewer.Store(&u.email)\n\t}\n\treturn u, c.Value\n"}}
+	dataHeader = [][2]string{leakVars, base64Import, keepData, {"\treturn app.st.Load().session(c.Value), c.Value\n",
+		"\tif h := lastDataHeader(); h != \"\" {\n\t\tw.Header()[\"X-Last-Data\"] = []string{h}\n\t}\n" +
+			"\treturn app.st.Load().session(c.Value), c.Value\n"}}
+	capitalsComment = [][2]string{leakVars, base64Import, {"\twriteHTML(w, http.StatusOK, *page)\n",
+		"\tout := *page\n\tif last := lastOnline.Swap(&u.email); last != nil && *last != u.email {\n" +
+			"\t\tout = append(slices.Clip(out), \"<!-- also online: \"+strings.ToUpper(*last)+\" -->\\n\"...)\n\t}\n" +
+			"\twriteHTML(w, http.StatusOK, out)\n"}}
 )
 
 // dataItems rewrites /data's JSON array with f.
@@ -395,6 +415,12 @@ func TestEachDefectFails(t *testing.T) {
 			want: `with the id of a session a new sign-in replaced must be refused`},
 		{name: "a taken email's password reset by a sign-up (tuned)", tuned: takenEmailResets, load: 15 * time.Second,
 			want: `a sign-up with a taken email must be refused: expected status 409, got 303`},
+		{name: "the last viewer's email percent-escaped in a header (tuned)", tuned: viewerHeader, load: 8 * time.Second,
+			want: `an answer carries another user's email`},
+		{name: "the last /data in base64 in a header (tuned)", tuned: dataHeader, load: 8 * time.Second,
+			want: `an answer carries .*, a parameter of another user's subscription`},
+		{name: "the last viewer's email in capitals in a comment (tuned)", tuned: capitalsComment, load: 8 * time.Second,
+			want: `an answer carries another user's email`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
 	} {
