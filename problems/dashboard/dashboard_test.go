@@ -214,8 +214,9 @@ var (
 // The red team's cheats of issue 27, each a patch of the tuned solution: a
 // session id kept from the cookie the browser carried, sessions kept over
 // POST /initialize or over a new sign-in, a taken email's password reset,
-// another user's email or /data in a header (percent-escaped, base64), and
-// an email in capitals in a comment.
+// another user's email or /data in a header (percent-escaped, base64), an
+// email in capitals in a comment, and another user's /data in the 403 of a
+// request with no cookie.
 var (
 	fixedSession = [][2]string{{"\ttoken := randomHex(32)\n",
 		"\ttoken := randomHex(32)\n\tif len(oldToken) == len(token) && app.st.Load().session(oldToken) == nil {\n\t\ttoken = oldToken\n\t}\n"}}
@@ -245,6 +246,12 @@ var (
 		"\tout := *page\n\tif last := lastOnline.Swap(&u.email); last != nil && *last != u.email {\n" +
 			"\t\tout = append(slices.Clip(out), \"<!-- also online: \"+strings.ToUpper(*last)+\" -->\\n\"...)\n\t}\n" +
 			"\twriteHTML(w, http.StatusOK, out)\n"}}
+	dataToNoCookie = [][2]string{leakVars, base64Import, keepData,
+		{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n",
+			"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n" +
+				"\t\tif _, err := r.Cookie(sessionCookie); err != nil {\n\t\t\tif p := lastBody.Load(); p != nil {\n" +
+				"\t\t\t\twriteJSON(w, http.StatusForbidden, map[string]any{\"error\": \"sign in first\", \"example\": json.RawMessage(*p)})\n" +
+				"\t\t\t\treturn\n\t\t\t}\n\t\t}\n"}}
 )
 
 // dataItems rewrites /data's JSON array with f.
@@ -421,6 +428,8 @@ func TestEachDefectFails(t *testing.T) {
 			want: `an answer carries .*, a parameter of another user's subscription`},
 		{name: "the last viewer's email in capitals in a comment (tuned)", tuned: capitalsComment, load: 8 * time.Second,
 			want: `an answer carries another user's email`},
+		{name: "the last /data in the 403 of a request with no cookie (tuned)", tuned: dataToNoCookie, load: 10 * time.Second,
+			want: `an answer carries .*, a parameter of another user's subscription`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
 	} {

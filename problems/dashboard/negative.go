@@ -24,6 +24,7 @@ const (
 	endpointWrongLogin = "POST /login (refused)"
 	endpointBadChange  = "POST /modify (refused)"
 	endpointTaken      = "POST /signup (refused)"
+	suffixSignedOut    = " (signed out)"
 	suffixForged       = " (forged session)"
 	suffixEnded        = " (ended session)"
 )
@@ -349,4 +350,22 @@ func (s *Scenario) takenEmail(ctx context.Context, a *engine.Agent, u *user, rnd
 		u.unsure = true // the app may have taken it
 	}
 	return err
+}
+
+// anonymous sends, from a browser that carries no cookie, a request of
+// the dashboard, drawn from rnd, as someone not signed in does: / must send
+// it to /login, /data and /user.js refuse it with 403.
+func anonymous(ctx context.Context, a *engine.Agent, rnd *rand.Rand) error {
+	path, status, location := "/data", http.StatusForbidden, ""
+	switch rnd.IntN(4) {
+	case 0:
+		path = "/user.js"
+	case 1:
+		path, status, location = "/", http.StatusSeeOther, "/login"
+	}
+	res, err := a.Get(ctx, "GET "+path+suffixSignedOut, path)
+	if err != nil || res.FromCache {
+		return err
+	}
+	return res.Check(refusal("signed-out", "GET "+path+" without a session", status, location))
 }

@@ -55,13 +55,15 @@ const (
 	forgedEvery        = 10
 	replayEvery        = 10
 	resignEvery        = 20
-	// More, each in one session in so many: a made-up session cookie the
-	// browser carries when it signs in; a sign-in again while signed in at a
-	// random poll, the replaced session's id replayed after it; a sign-up
-	// with the user's email, taken, before the sign-in.
-	fixationEvery = 10
-	reloginEvery  = 20
-	takenEvery    = 20
+	// More, each in one session in so many: a request signed out, with no
+	// cookie, before the sign-in; a made-up session cookie the browser
+	// carries when it signs in; a sign-in again while signed in at a random
+	// poll, the replaced session's id replayed after it; a sign-up with the
+	// user's email, taken, before the sign-in.
+	anonymousEvery = 10
+	fixationEvery  = 10
+	reloginEvery   = 20
+	takenEvery     = 20
 	// One change of services in badChangeEvery is first tried with a bad
 	// one; one session in faviconEvery asks /favicon.ico with the dashboard.
 	badChangeEvery = 20
@@ -195,6 +197,11 @@ func (s *Scenario) services() *services.Services {
 func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) error {
 	u.ClearCookies()
 	view := s.watch(u.Agent)
+	if u.Rand.IntN(anonymousEvery) == 0 {
+		if err := anonymous(ctx, u.Agent, u.Rand); err != nil {
+			return err
+		}
+	}
 	var w *user
 	grade := s.grades.Next()
 	if u.Rand.IntN(signupEvery) == 0 {
