@@ -51,6 +51,7 @@ func (s *Scenario) checkData(res *engine.Response, u *user) error {
 			if err := checkAnswer(svc, it, u.subs[it.Service], res.Sent, res.Received); err != nil {
 				return err
 			}
+			s.m.ad.relayed(it, u.subs[it.Service])
 		}
 		return nil
 	})
@@ -234,9 +235,11 @@ const emailDomain = "@dashboard.test"
 // another user's subscriptions that every relayed answer carries (a postal
 // code, a weather location, a token), each looked up in the model's map of
 // who subscribed with it. One the viewer subscribes with itself is its own.
-// Finding one is critical: no answer may carry another user's data. The scan
-// reads the text in lower case: an email or a token in capitals is as much a
-// leak (a location's L is found in either case).
+// And a postal address relayed in the run that none of the viewer's own codes
+// has (addresses.foreignAddress). Finding one is critical: no answer may
+// carry another user's data. The scan reads the text in lower case: an email
+// or a token in capitals is as much a leak (a location's L is found in either
+// case).
 func (m *model) scan(text []byte, v *user) error {
 	body := bytes.ToLower(text)
 	for rest := body; ; {
@@ -271,6 +274,9 @@ func (m *model) scan(text []byte, v *user) error {
 			return leak("%q, a parameter of another user's subscription", k)
 		}
 		i = j
+	}
+	if a := m.ad.foreignAddress(body, v); a != "" {
+		return leak("%q, a postal address relayed for another user", a)
 	}
 	return nil
 }

@@ -268,3 +268,38 @@ func TestNegativeDraws(t *testing.T) {
 // sessions").
 var params = map[string][]string{data.Postal: {"code"}, data.Postal2: {"code"}, data.Surname: {"q"},
 	data.GivenName: {"q"}, data.Weather: {"location"}, data.Security: {"req", "token"}, data.Attacked: {"token"}}
+
+// TestLeakScanAddresses: an address relayed in the run is another user's
+// data unless one of the viewer's own codes has it, whatever the case;
+// a text of its shape that no one was given is let go.
+func TestLeakScanAddresses(t *testing.T) {
+	t.Parallel()
+	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	m := newModel(data.Default())
+	m.ad.facts.Store(svc.Facts())
+	me := m.free[0]
+	me.subs = data.Subscriptions{data.Postal: {Code: "1000001"}}
+	mine, _ := svc.Facts().Address("1000001")
+	theirs, _ := svc.Facts().Address("2000002")
+	m.ad.relayed(item{Service: data.Postal}, data.Params{Code: "1000001"})
+	m.ad.relayed(item{Service: data.Postal2}, data.Params{Code: "2000002"})
+	for _, c := range []struct {
+		body   string
+		viewer *user
+		leak   bool
+	}{
+		{`{"address":"` + mine + `"}`, me, false},
+		{`// a neighbour: ` + theirs + "\n", me, true},
+		{`<!-- ` + strings.ToUpper(theirs) + ` -->`, me, true},
+		{`{"address":"` + mine + `"}`, nil, true},
+		{`Tokyo, Abc-shi, Def 1-2`, me, false},
+	} {
+		if err := m.scan([]byte(c.body), c.viewer); (err != nil) != c.leak {
+			t.Errorf("scan(%q): %v, want a leak: %v", c.body, err, c.leak)
+		}
+	}
+}

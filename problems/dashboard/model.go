@@ -43,6 +43,8 @@ type model struct {
 	// issued holds every session id the app gave in this run.
 	imu    sync.Mutex
 	issued map[string]struct{}
+	// ad holds the postal addresses relayed in the run.
+	ad addresses
 	// last is the last id issued ("" before the first): the shape a made-up
 	// one takes.
 	last string

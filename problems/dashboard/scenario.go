@@ -154,6 +154,7 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	s.mu.Lock()
 	s.svc = svc
 	s.mu.Unlock()
+	s.m.ad.facts.Store(svc.Facts())
 	body, _ := json.Marshal(map[string]string{"http": svc.HTTP(), "https": svc.HTTPS()})
 	a := r.NewAgent()
 	defer a.Close()
