@@ -1,9 +1,12 @@
 package leagues
 
 import (
+	"crypto/hmac"
 	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -38,6 +41,7 @@ const (
 	negOtherOrganizer                // another tenant's organizer (401)
 	negOtherPlayer                   // another tenant's player (401)
 	negDisqualified                  // a disqualified player of the tenant (403)
+	negHMAC                          // HS256 keyed with the public key (PEM or DER)
 	negKinds
 )
 
@@ -47,6 +51,7 @@ var negNames = [negKinds]string{
 	"a real signature over changed claims", "an unsigned token (alg none)", "a token signed with another key",
 	"an expired token", "a token of a role the endpoint refuses", "another tenant's organizer",
 	"another tenant's player", "a disqualified player",
+	"a token signed with HS256 keyed with the public key",
 }
 
 // negStatus is the status the manual gives each kind.
@@ -195,6 +200,8 @@ func tampered(own string, kind negKind, others []string, rnd *rand.Rand) string 
 			}
 		}
 		return compact(rs256Header, c, sig)
+	case negHMAC:
+		return hmacSigned(c, rnd)
 	default: // negAlgNone
 		head := b64.EncodeToString([]byte(`{"alg":"none","typ":"JWT"}`))
 		if rnd.IntN(2) == 0 {
@@ -202,6 +209,28 @@ func tampered(own string, kind negKind, others []string, rnd *rand.Rand) string 
 		}
 		return compact(head, c, sig)
 	}
+}
+
+// hmacSecrets are the public key as an app may confuse it with an HMAC
+// secret: its PEM file as read, and the DER bytes inside.
+var hmacSecrets = func() [][]byte {
+	pemBytes := keys.PublicPEM()
+	secrets := [][]byte{pemBytes}
+	if block, _ := pem.Decode(pemBytes); block != nil {
+		secrets = append(secrets, block.Bytes)
+	}
+	return secrets
+}()
+
+// hmacSigned returns c signed with HS256 keyed with the public key, its PEM
+// or its DER drawn at random (the algorithm confusion of RSA and HMAC).
+func hmacSigned(c keys.Claims, rnd *rand.Rand) string {
+	head := b64.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`))
+	body, _ := json.Marshal(c)
+	signed := head + "." + b64.EncodeToString(body)
+	mac := hmac.New(sha256.New, hmacSecrets[rnd.IntN(len(hmacSecrets))])
+	mac.Write([]byte(signed))
+	return signed + "." + b64.EncodeToString(mac.Sum(nil))
 }
 
 // signedFake returns a token of c signed by the other key, or by the real key

@@ -95,7 +95,7 @@ func (s *Scenario) refusedToken(w who, own string, kind negKind, now time.Time, 
 	other := s.m.otherTenant(w.t, rnd)
 	c, _, _ := split(own)
 	switch kind {
-	case negRandomSig, negFlippedBit, negChangedClaims, negAlgNone:
+	case negRandomSig, negFlippedBit, negChangedClaims, negAlgNone, negHMAC:
 		auds := []string{adminLabel}
 		if other != nil {
 			auds = append(auds, other.name)

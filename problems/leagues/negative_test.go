@@ -43,13 +43,13 @@ func TestTamperedTokens(t *testing.T) {
 	}
 	realLen := len(own) - strings.LastIndexByte(own, '.')
 	rnd := mrand.New(mrand.NewPCG(1, 2))
-	for _, kind := range []negKind{negRandomSig, negFlippedBit, negChangedClaims, negAlgNone} {
+	for _, kind := range []negKind{negRandomSig, negFlippedBit, negChangedClaims, negAlgNone, negHMAC} {
 		for range 50 {
 			tok := tampered(own, kind, []string{"other-league", adminLabel}, rnd)
 			if tok == own || verifies(key, tok) {
 				t.Fatalf("%s: %q is the real token, or verifies", negNames[kind], tok)
 			}
-			if n := len(tok) - strings.LastIndexByte(tok, '.'); kind != negAlgNone && n != realLen {
+			if n := len(tok) - strings.LastIndexByte(tok, '.'); kind != negAlgNone && kind != negHMAC && n != realLen {
 				t.Fatalf("%s: a signature of %d characters, the real ones have %d", negNames[kind], n, realLen)
 			}
 		}

@@ -100,6 +100,20 @@ func leakyUnauthorized(name bool) [][2]string {
 	}
 }
 
+// hmacConfusion accepts, but where the pre-check tries tokens, a token signed
+// with HS256 keyed with the public key's PEM file (issue 27's algorithm
+// confusion).
+func hmacConfusion() [][2]string {
+	return append(tunedVerify(false, `_, err = jwt.ParseWithClaims(token, &claims, func(t *jwt.Token) (any, error) {
+			if t.Method.Alg() == "HS256" {
+				return publicPEM, nil
+			}
+			return app.publicKey, nil
+		}, jwt.WithValidMethods([]string{"RS256", "HS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))`),
+		[2]string{"key, err := os.ReadFile(keyPath)", "key, err := os.ReadFile(keyPath)\n\tpublicPEM = key"},
+		[2]string{"type tokenClaims struct {", "var publicPEM []byte\n\ntype tokenClaims struct {"})
+}
+
 // TestTunedDefectsFail: the cheats of issue 27 on the tuned solution, each a
 // patched build, FAIL the run for their own reason.
 func TestTunedDefectsFail(t *testing.T) {
@@ -126,6 +140,8 @@ func TestTunedDefectsFail(t *testing.T) {
 			_, err = jwt.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return app.publicKey, nil },
 				jwt.WithValidMethods([]string{"RS256"}), jwt.WithExpirationRequired(), jwt.WithAudience(label))
 		}`), want: `alg none\): expected status 401, got 200`, inLoad: true},
+		{name: "HS256 keyed with the public key's PEM accepted but where the pre-check tries tokens", patches: hmacConfusion(),
+			want: `HS256 keyed with the public key: expected status 401, got 200`, inLoad: true},
 		{name: "an admin's token checked for its shape and length only", patches: [][2]string{
 			{tunedParse, `var err error
 	if parsed, _, perr := jwt.NewParser().ParseUnverified(token, &claims); perr == nil && claims.Role == roleAdmin &&
