@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
 
@@ -86,6 +87,7 @@ type forger struct {
 	signed      atomic.Int64
 	signing     atomic.Int64
 	overBudgets atomic.Int64
+	clockLo     atomic.Int64 // engine.Run.TargetClockBounds' lo, as noted
 }
 
 func newForger(key, other *rsa.PrivateKey) *forger {
@@ -240,8 +242,34 @@ func (f *forger) signedFake(kind negKind, c keys.Claims, now time.Time, rnd *ran
 	if kind == negOtherKey {
 		return f.signWith(id, f.other, c)
 	}
-	c.Exp = now.Add(-time.Duration(60+rnd.IntN(30*24*3600)) * time.Second).Unix()
-	return f.signWith(id, f.key, c)
+	if rnd.IntN(2) == 0 {
+		c.Exp = now.Add(-time.Duration(60+rnd.IntN(30*24*3600)) * time.Second).Unix()
+		return f.signWith(id, f.key, c)
+	}
+	// Expired a few seconds ago on the target's clock: kept for a span of
+	// recentSpan only, so that it is never older than that and a few seconds
+	// when it is sent.
+	span := now.Unix() / recentSpan
+	c.Exp = recentExp(span*recentSpan, time.Duration(f.clockLo.Load()), rnd)
+	return f.signWith(id+"\x00"+strconv.FormatInt(span, 10), f.key, c)
+}
+
+// recentSpan is how long, in seconds, a recently expired token is kept.
+const recentSpan = 20
+
+// recentExp returns the exp of a token expired 1 to 5 seconds before from (a
+// Unix second, at or before the token is sent) on the target's clock, which
+// is at least lo ahead of the run's (engine.Run.TargetClockBounds): exp is
+// at least a whole second before the target's current second when it is sent.
+func recentExp(from int64, lo time.Duration, rnd *rand.Rand) int64 {
+	target := time.Unix(from, 0).Add(lo)
+	return target.Unix() - 1 - int64(rnd.IntN(5))
+}
+
+// noteClock keeps the least the target's clock is ahead of the run's.
+func (f *forger) noteClock(r *engine.Run) {
+	lo, _ := r.TargetClockBounds()
+	f.clockLo.Store(int64(lo))
 }
 
 // negStats sums up the negative cases of a run for the staff log.

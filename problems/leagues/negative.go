@@ -37,6 +37,7 @@ func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.Us
 		return nil
 	}
 	kind := negKind(u.Rand.IntN(int(negKinds)))
+	s.forge.noteClock(r)
 	return s.sendRefused(ctx, u.Agent, w, kind, r.Now(), u.Rand, endpoint, method, path, header, body)
 }
 
@@ -79,6 +80,7 @@ func (s *Scenario) preCheckRefused(ctx context.Context, r *engine.Run, a *engine
 		w              who
 		endpoint, path string
 	}{{organizerWho(t), epPlayers, "/api/organizer/players"}, {adminWho, epAdminBilling, "/api/admin/billing"}} {
+		s.forge.noteClock(r)
 		s.watch(a, c.w.label)
 		for kind := range negKinds {
 			if err := s.sendRefused(ctx, a, c.w, kind, r.Now(), rnd, c.endpoint, http.MethodGet, c.path, nil, nil); err != nil {

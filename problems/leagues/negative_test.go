@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/leagues/keys"
@@ -71,6 +72,23 @@ func TestTamperedTokens(t *testing.T) {
 		}
 		if kind == negOtherKey && verifies(key, tok) || kind == negExpired && got.Exp >= t0.Unix() {
 			t.Fatalf("%s: %+v is not refused", negNames[kind], got)
+		}
+	}
+}
+
+// TestRecentExp: a recently expired token's exp is a whole second or more
+// before the target's current second from the span's start on, whatever the
+// target's clock's lead.
+func TestRecentExp(t *testing.T) {
+	rnd := mrand.New(mrand.NewPCG(3, 4))
+	for _, lo := range []time.Duration{-2500 * time.Millisecond, 0, 700 * time.Millisecond, 3 * time.Second} {
+		for range 20 {
+			from := t0.Unix()
+			exp := recentExp(from, lo, rnd)
+			target := time.Unix(from, 0).Add(lo).Unix()
+			if exp > target-1 || exp < target-6 {
+				t.Fatalf("lo %v: exp %d, the target's second %d", lo, exp, target)
+			}
 		}
 	}
 }

@@ -142,6 +142,10 @@ func TestTunedDefectsFail(t *testing.T) {
 		}`), want: `alg none\): expected status 401, got 200`, inLoad: true},
 		{name: "HS256 keyed with the public key's PEM accepted but where the pre-check tries tokens", patches: hmacConfusion(),
 			want: `HS256 keyed with the public key: expected status 401, got 200`, inLoad: true},
+		{name: "expired tokens accepted for 59 s", patches: [][2]string{
+			{"return v, time.Now().Before(v.exp)", "return v, time.Now().Before(v.exp.Add(59 * time.Second))"},
+			{"jwt.WithAudience(label))\n\tif err", "jwt.WithAudience(label), jwt.WithLeeway(59*time.Second))\n\tif err"}},
+			want: `an expired token: expected status 401, got 200`},
 		{name: "an admin's token checked for its shape and length only", patches: [][2]string{
 			{tunedParse, `var err error
 	if parsed, _, perr := jwt.NewParser().ParseUnverified(token, &claims); perr == nil && claims.Role == roleAdmin &&
