@@ -34,11 +34,12 @@ const ownerSlack = 1 << 21
 type owners struct {
 	tenant  []atomic.Int32 // by id; 0: nobody's
 	namesMu sync.RWMutex
-	names   map[string]bool // every player's display name
+	names   map[string]bool // every player's display name, lower-cased
+	tenants map[string]bool // every tenant's name and display name, lower-cased
 }
 
 func newOwners(maxID int64) *owners {
-	return &owners{tenant: make([]atomic.Int32, maxID+1+ownerSlack), names: map[string]bool{}}
+	return &owners{tenant: make([]atomic.Int32, maxID+1+ownerSlack), names: map[string]bool{}, tenants: map[string]bool{}}
 }
 
 // own records id as tenant's.
@@ -58,7 +59,15 @@ func (o *owners) owner(id int64) int64 {
 
 func (o *owners) name(n string) {
 	o.namesMu.Lock()
-	o.names[n] = true
+	o.names[strings.ToLower(n)] = true
+	o.namesMu.Unlock()
+}
+
+// tenantText records a tenant's name and display name.
+func (o *owners) tenantText(name, display string) {
+	o.namesMu.Lock()
+	o.tenants[strings.ToLower(name)] = true
+	o.tenants[strings.ToLower(display)] = true
 	o.namesMu.Unlock()
 }
 
@@ -83,41 +92,80 @@ func (m *model) byLabel(label string) *tenant {
 }
 
 // scan checks one answer of the API for a viewer on tenant tid's host (0 for
-// none known) or the admin's.
+// none known) or the admin's. It reads the body and the headers as
+// engine.Response.Readings gives them (their common encodings undone); the
+// numbers of a header whose name holds "id" are ids, as are those under a key
+// that ends in "id" and, in a refusal, any number of the body but its status.
 func (o *owners) scan(res *engine.Response, tid int64, admin bool) error {
 	if res.URL == nil || !strings.HasPrefix(res.URL.Path, "/api/") {
 		return nil
 	}
 	refusal := res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden
+	texts := (&engine.Response{Body: res.Body}).Readings()
+	nBody := len(texts)
+	var idTexts [][]byte // the values of headers named for an id
+	for name, values := range res.Header {
+		if name == "Date" || name == "Content-Length" {
+			continue
+		}
+		for _, v := range values {
+			r := (&engine.Response{Body: []byte(v)}).Readings()
+			if strings.Contains(strings.ToLower(name), "id") {
+				idTexts = append(idTexts, r...)
+			}
+			texts = append(texts, r...)
+		}
+	}
 	if refusal || !admin {
 		allowed := tid
 		if refusal {
 			allowed = -1
 		}
-		if id, owner := o.foreignID(res.Body, allowed); owner != 0 {
-			if refusal {
-				return res.Criticalf("leak", "a %d answer carries id %d, of a player or competition of tenant %d: a refusal shows nothing",
-					res.StatusCode, id, owner)
+		for i, t := range texts {
+			id, owner := o.foreignID(t, allowed)
+			if owner == 0 && refusal && i < nBody {
+				id, owner = o.foreignNumber(t, allowed, int64(res.StatusCode))
 			}
-			return res.Criticalf("leak", "an answer on tenant %d's host carries id %d, of a player or competition of tenant %d",
-				tid, id, owner)
+			if owner != 0 {
+				return o.idLeak(res, tid, id, owner, refusal)
+			}
+		}
+		for _, t := range idTexts {
+			if id, owner := o.foreignNumber(t, allowed, -1); owner != 0 {
+				return o.idLeak(res, tid, id, owner, refusal)
+			}
 		}
 	}
 	if res.StatusCode >= 400 {
-		if n := o.nameIn(res.Body); n != "" {
-			return res.Criticalf("leak", "a %d answer carries the name of a player, %q: an error names nobody", res.StatusCode, n)
+		for _, t := range texts {
+			if n, what := o.nameIn(t, refusal); n != "" {
+				if what == "tenant" {
+					return res.Criticalf("leak", "a %d answer carries the name of a tenant, %q: a refusal shows nothing of any tenant", res.StatusCode, n)
+				}
+				return res.Criticalf("leak", "a %d answer carries the name of a player, %q: an error names nobody", res.StatusCode, n)
+			}
 		}
 	}
 	return nil
 }
 
+// idLeak is the error of an id found in an answer.
+func (o *owners) idLeak(res *engine.Response, tid, id, owner int64, refusal bool) error {
+	if refusal {
+		return res.Criticalf("leak", "a %d answer carries id %d, of a player or competition of tenant %d: a refusal shows nothing",
+			res.StatusCode, id, owner)
+	}
+	return res.Criticalf("leak", "an answer on tenant %d's host carries id %d, of a player or competition of tenant %d",
+		tid, id, owner)
+}
+
 // idKey ends every key of an id: "id", "player_id", "competition_id", ...
 var idKey = []byte(`id"`)
 
-// foreignID finds, in body, a number under a key that ends in "id" which is a
-// player's or a competition's id of a tenant other than allowed (-1: of any
-// tenant); it returns it and its owner, or 0, 0. allowed's own id (a tenant
-// object's) is allowed too.
+// foreignID finds, in body, a number (or a string of digits) under a key that
+// ends in "id" which is a player's or a competition's id of a tenant other
+// than allowed (-1: of any tenant); it returns it and its owner, or 0, 0.
+// allowed's own id (a tenant object's) is allowed too.
 func (o *owners) foreignID(body []byte, allowed int64) (int64, int64) {
 	for i := 0; ; {
 		j := bytes.Index(body[i:], idKey)
@@ -127,6 +175,9 @@ func (o *owners) foreignID(body []byte, allowed int64) (int64, int64) {
 		k := i + j + len(idKey)
 		i = k
 		for k < len(body) && (body[k] == ' ' || body[k] == ':') {
+			k++
+		}
+		if k > i && k < len(body) && body[k] == '"' {
 			k++
 		}
 		if k == i || k >= len(body) || body[k] < '0' || body[k] > '9' {
@@ -145,12 +196,47 @@ func (o *owners) foreignID(body []byte, allowed int64) (int64, int64) {
 	}
 }
 
+// foreignNumber finds, in body, any run of digits that is a player's or a
+// competition's id of a tenant other than allowed (-1: of any tenant), but
+// skip (a refusal's own status); it returns it and its owner, or 0, 0.
+func (o *owners) foreignNumber(body []byte, allowed, skip int64) (int64, int64) {
+	for k := 0; k < len(body); {
+		if body[k] < '0' || body[k] > '9' {
+			k++
+			continue
+		}
+		var id int64
+		for ; k < len(body) && body[k] >= '0' && body[k] <= '9'; k++ {
+			if id < 1<<40 {
+				id = id*10 + int64(body[k]-'0')
+			}
+		}
+		if id == allowed || id == skip {
+			continue
+		}
+		if owner := o.owner(id); owner != 0 && owner != allowed {
+			return id, owner
+		}
+	}
+	return 0, 0
+}
+
 // nameIn returns the first player's name that two words in a row of body
-// make, or "".
-func (o *owners) nameIn(body []byte) string {
+// make, in any letter case, and "player"; with tenants, also a tenant's
+// display name (two or three words) or name (letters, digits and hyphens), and
+// "tenant"; or "", "".
+func (o *owners) nameIn(body []byte, tenants bool) (string, string) {
+	body = bytes.ToLower(body)
 	o.namesMu.RLock()
 	defer o.namesMu.RUnlock()
-	prev := ""
+	if tenants {
+		for _, w := range bytes.FieldsFunc(body, notLabel) {
+			if o.tenants[string(w)] {
+				return string(w), "tenant"
+			}
+		}
+	}
+	prev, prev2 := "", ""
 	for len(body) > 0 {
 		start := 0
 		for start < len(body) {
@@ -169,13 +255,24 @@ func (o *owners) nameIn(body []byte) string {
 			end += n
 		}
 		if start == end {
-			return ""
+			return "", ""
 		}
 		word := string(body[start:end])
 		if prev != "" && o.names[prev+" "+word] {
-			return prev + " " + word
+			return prev + " " + word, "player"
 		}
-		prev, body = word, body[end:]
+		if tenants && prev != "" && o.tenants[prev+" "+word] {
+			return prev + " " + word, "tenant"
+		}
+		if tenants && prev2 != "" && o.tenants[prev2+" "+prev+" "+word] {
+			return prev2 + " " + prev + " " + word, "tenant"
+		}
+		prev2, prev, body = prev, word, body[end:]
 	}
-	return ""
+	return "", ""
+}
+
+// notLabel tells the runes that no tenant's name holds.
+func notLabel(r rune) bool {
+	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
 }

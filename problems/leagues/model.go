@@ -183,6 +183,7 @@ func newModel(cfg data.Config, in *data.Initial, key *rsa.PrivateKey) *model {
 		}
 		m.tenants = append(m.tenants, t)
 		m.byName[t.name] = t
+		m.own.tenantText(t.name, t.display)
 	}
 	return m
 }
@@ -292,6 +293,7 @@ func (m *model) addTenantLocked(id int64, name, display string, at time.Time) st
 	i, _ := slices.BinarySearchFunc(m.tenants, id, func(t *tenant, id int64) int { return cmp.Compare(t.id, id) })
 	m.tenants = slices.Insert(m.tenants, i, t)
 	m.byName[name] = t
+	m.own.tenantText(name, display)
 	return ""
 }
 

@@ -116,8 +116,25 @@ func TestScan(t *testing.T) {
 		{http.StatusForbidden, `{"error":"forbidden","last_id":3}`, true},
 		{http.StatusNotFound, `{"error":"not found: Aiko Tanaka"}`, true},
 		{http.StatusNotFound, `{"error":"not found"}`, false},
+		{http.StatusNotFound, `{"error":"not found: aiko TANAKA"}`, true},
+		{http.StatusOK, `{"player":{"id":2},"last_viewer":{"player_id":"500","name":"B"}}`, true},
+		{http.StatusOK, `{"player":{"id":2},"x":"eyJwbGF5ZXJfaWQiOjUwMH0="}`, true},
+		{http.StatusUnauthorized, `{"error":"invalid token; the last good one was player 500's"}`, true},
+		{http.StatusForbidden, `{"error":"player 2 is disqualified"}`, true},
+		{http.StatusUnauthorized, `{"error":"401 invalid token"}`, false},
+		{http.StatusUnauthorized, `{"error":"invalid token","example":{"name":"Tiny-League-1"}}`, true},
+		{http.StatusUnauthorized, `{"error":"invalid token","example":{"display_name":"tiny league"}}`, true},
+		{http.StatusOK, "X-Last-Player-Id: 500", true},
+		{http.StatusOK, "X-Last-Player-Id: 2", false},
+		{http.StatusUnauthorized, "X-Last-Player-Id: 2", true},
+		{http.StatusUnauthorized, "X-Note: player_id%22%3A2", true},
+		{http.StatusOK, "X-Count: 500", false},
 	} {
-		err := m.own.scan(res(c.status, c.body), tn.id, false)
+		r := res(c.status, c.body)
+		if name, value, ok := strings.Cut(c.body, ": "); ok && strings.HasPrefix(name, "X-") {
+			r.Body, r.Header = []byte(`{"ok":1}`), http.Header{name: {value}}
+		}
+		err := m.own.scan(r, tn.id, false)
 		if (err != nil) != c.leak {
 			t.Errorf("%d %s: scan says %v, want a leak: %v", c.status, c.body, err, c.leak)
 		}

@@ -114,6 +114,19 @@ func hmacConfusion() [][2]string {
 		[2]string{"type tokenClaims struct {", "var publicPEM []byte\n\ntype tokenClaims struct {"})
 }
 
+// leakyHeader makes every API answer carry the last player the app served, on
+// any tenant, in a header.
+func leakyHeader() [][2]string {
+	return [][2]string{tunedImportAtomic,
+		{"type tokenClaims struct {", "var lastServed atomic.Pointer[player]\n\ntype tokenClaims struct {"},
+		{tunedPlayerFound, "if v.player = v.tenant.player(id); v.player != nil {\n\t\t\tlastServed.Store(v.player)\n\t\t}\n\t\t" + tunedPlayerFound},
+		{`h["Content-Length"] = []string{strconv.Itoa(len(body))}`, `h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	if p := lastServed.Load(); p != nil {
+		h["X-Last-Player-Id"] = []string{strconv.FormatInt(p.id, 10)}
+	}`},
+	}
+}
+
 // TestTunedDefectsFail: the cheats of issue 27 on the tuned solution, each a
 // patched build, FAIL the run for their own reason.
 func TestTunedDefectsFail(t *testing.T) {
@@ -160,6 +173,8 @@ func TestTunedDefectsFail(t *testing.T) {
 			want: `a 401 answer carries id \d+, of a player or competition`},
 		{name: "another player's name in a 401's text", patches: leakyUnauthorized(true),
 			want: `a 401 answer carries the name of a player`},
+		{name: "the last player served in a header", patches: leakyHeader(),
+			want: `carries id \d+, of a player or competition of tenant \d+`},
 		{name: "ids jumping to the clock", patches: tunedClockIDs(0),
 			want: `new id \d+: ids go up by one from 14769`},
 		{name: "ids jumping to the clock once the load is on", patches: tunedClockIDs(14780),
