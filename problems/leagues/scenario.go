@@ -112,6 +112,7 @@ const (
 	maxUploads       = 4
 	disqualifyEvery  = 4
 	lateUploadEvery  = 4
+	badFileEvery     = 8
 	// An upload has a score for participateMin to participateMax percent of the
 	// tenant's players, a second or third row for repeatPercent percent of
 	// those, scores multiples of scoreStep below scoreSteps*scoreStep (ties are

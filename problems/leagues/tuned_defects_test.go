@@ -175,6 +175,15 @@ func TestTunedDefectsFail(t *testing.T) {
 			want: `a 401 answer carries the name of a player`},
 		{name: "the last player served in a header", patches: leakyHeader(),
 			want: `carries id \d+, of a player or competition of tenant \d+`},
+		{name: "another tenant's player dropped from files once the load is on", patches: [][2]string{tunedImportAtomic,
+			{"type tokenClaims struct {", "var acceptedUploads atomic.Int64\n\ntype tokenClaims struct {"},
+			{"\tfor i, row := range rows {\n\t\tif t.players[row.playerID] == nil {", `	warm := acceptedUploads.Add(1) > 4
+	for i, row := range rows {
+		if t.players[row.playerID] == nil && warm {
+			continue
+		}
+		if t.players[row.playerID] == nil {`}},
+			want: `POST /api/organizer/competitions/\{id\}/scores \(bad file\): a file naming another tenant's player: expected status 400, got 200`, inLoad: true},
 		{name: "ids jumping to the clock", patches: tunedClockIDs(0),
 			want: `new id \d+: ids go up by one from 14769`},
 		{name: "ids jumping to the clock once the load is on", patches: tunedClockIDs(14780),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -278,7 +279,13 @@ func (s *Scenario) organizerSession(ctx context.Context, r *engine.Run, u *engin
 		if i > 0 && !u.Think(ctx, uploadGapMin, uploadGapMax) {
 			return nil
 		}
-		if err := s.upload(ctx, r, a, c, s.m.scoreRows(t, u.Rand), u); err != nil {
+		rows := s.m.scoreRows(t, u.Rand)
+		if u.Rand.IntN(badFileEvery) == 0 {
+			if err := s.badUpload(ctx, a, t, c, rows, u.Rand); err != nil {
+				return err
+			}
+		}
+		if err := s.upload(ctx, r, a, c, rows, u); err != nil {
 			return err
 		}
 	}
@@ -430,6 +437,26 @@ func (s *Scenario) upload(ctx context.Context, r *engine.Run, a *engine.Agent, c
 	sc.Score(tagUpload, res)
 	return nil
 }
+
+// badUpload uploads rows to c, before they are uploaded for good, with a row
+// of another tenant's player put in at a random place: the app must refuse
+// the file (400) and change nothing. It scores nothing; the result's table
+// names it with badFileEndpoint after the endpoint.
+func (s *Scenario) badUpload(ctx context.Context, a *engine.Agent, t *tenant, c *competition, rows [][2]int64, rnd *rand.Rand) error {
+	q := s.m.somePlayer(s.m.otherTenant(t, rnd), rnd)
+	if q == nil {
+		return nil
+	}
+	i := rnd.IntN(len(rows) + 1)
+	bad := slices.Insert(slices.Clone(rows), i, [2]int64{q.id, scoreStep * rnd.Int64N(scoreSteps)})
+	h, body := csvBody(csvOf(bad))
+	_, err := refused(ctx, a, epScores+badFileEndpoint, http.MethodPost, scoresPath(c.id), h, body, http.StatusBadRequest,
+		"a file naming another tenant's player")
+	return err
+}
+
+// badFileEndpoint marks the uploads of bad files in the result's table.
+const badFileEndpoint = " (bad file)"
 
 // lateUpload uploads rows to c after its finish: the app must refuse it with
 // 409 and change nothing. It scores nothing.
