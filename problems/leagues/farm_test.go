@@ -40,7 +40,7 @@ func TestEmptyRankingsPayNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Scenario{m: m, manifest: Manifest(), other: other}
+	s := &Scenario{m: m, manifest: Manifest(), other: other, forge: newForger(m.key, other)}
 	tokens := map[string]bool{}
 	for _, p := range tn.players {
 		tok, err := m.token(tn.name, rolePlayer, strconv.FormatInt(p.id, 10), time.Now())

@@ -88,6 +88,7 @@ type forger struct {
 	signing     atomic.Int64
 	overBudgets atomic.Int64
 	clockLo     atomic.Int64 // engine.Run.TargetClockBounds' lo, as noted
+	expiring    expirings
 }
 
 func newForger(key, other *rsa.PrivateKey) *forger {
@@ -286,5 +287,7 @@ func (f *forger) negStats() string {
 	return strconv.FormatInt(total, 10) + " negative requests" + b.String() + "; " +
 		strconv.FormatInt(f.signed.Load(), 10) + " tokens signed for them in " +
 		time.Duration(f.signing.Load()).Round(time.Millisecond).String() + ", " +
-		strconv.FormatInt(f.overBudgets.Load(), 10) + " kinds changed for the signing budget"
+		strconv.FormatInt(f.overBudgets.Load(), 10) + " kinds changed for the signing budget; " +
+		strconv.FormatInt(f.expiring.armed.Load(), 10) + " tokens taken before they expired, " +
+		strconv.FormatInt(f.expiring.sent.Load(), 10) + " of them sent again after"
 }

@@ -33,6 +33,12 @@ var adminWho = who{label: adminLabel, role: roleAdmin, sub: adminSub}
 // (see refusedToken), then gives the user its own token back. It scores
 // nothing; any other status than the manual's is a violation.
 func (s *Scenario) maybeRefused(ctx context.Context, r *engine.Run, u *engine.User, w who, endpoint, method, path string, header http.Header, body []byte) error {
+	if sent, err := s.useExpired(ctx, r, u, w, endpoint, method, path, header, body); sent || err != nil {
+		return err
+	}
+	if method == http.MethodGet && u.Rand.IntN(expiringEvery) == 0 {
+		return s.armExpiring(ctx, r, u, w, endpoint, path)
+	}
 	if u.Rand.IntN(negEvery) != 0 {
 		return nil
 	}

@@ -138,6 +138,7 @@ func TestTunedDefectsFail(t *testing.T) {
 		patches [][2]string
 		want    string
 		inLoad  bool // the pre-check must pass, the load must catch it
+		load    time.Duration
 	}{
 		{name: "a signature not verified, only the token's shape and its signature's length",
 			patches: tunedVerify(true, sigShapeOnly), want: `a token signed with another key: expected status 401, got 200`},
@@ -184,13 +185,20 @@ func TestTunedDefectsFail(t *testing.T) {
 		}
 		if t.players[row.playerID] == nil {`}},
 			want: `POST /api/organizer/competitions/\{id\}/scores \(bad file\): a file naming another tenant's player: expected status 400, got 200`, inLoad: true},
+		{name: "a remembered token's expiry never checked again", patches: [][2]string{
+			{"return v, time.Now().Before(v.exp)", "return v, true"}},
+			want: `a token taken before its expiry, sent again after it: expected status 401, got (200|403)`, inLoad: true, load: 20 * time.Second},
 		{name: "ids jumping to the clock", patches: tunedClockIDs(0),
 			want: `new id \d+: ids go up by one from 14769`},
 		{name: "ids jumping to the clock once the load is on", patches: tunedClockIDs(14780),
 			want: `new id \d+: ids go up by one from 14769`, inLoad: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			res := patchedTuned(t, 8*time.Second, c.patches)
+			load := 8 * time.Second
+			if c.load != 0 {
+				load = c.load
+			}
+			res := patchedTuned(t, load, c.patches)
 			apptest.ExpectFail(t, res, c.want)
 			if c.inLoad && (len(res.Phases) < 3 || !res.Phases[1].Passed) {
 				t.Errorf("the pre-check caught it, not the load: %+v", res.Phases)
