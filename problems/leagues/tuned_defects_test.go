@@ -127,6 +127,47 @@ func leakyHeader() [][2]string {
 	}
 }
 
+// leakyProfile makes a player's profile carry the last player who read one,
+// on any tenant, the id as a string of digits.
+func leakyProfile() [][2]string {
+	return [][2]string{tunedImportAtomic,
+		{"type tokenClaims struct {", "var lastViewer atomic.Pointer[player]\n\ntype tokenClaims struct {"},
+		{"\tb = append(b, \"]}\"...)\n\t*buf = b\n\twriteRaw(w, http.StatusOK, b)\n}\n\nfunc (app *App) getRanking(", `	b = append(b, ']')
+	if q := lastViewer.Load(); q != nil {
+		b = append(b, ` + "`" + `,"last_viewer":{"player_id":"` + "`" + `...)
+		b = strconv.AppendInt(b, q.id, 10)
+		b = append(b, ` + "`" + `","name":` + "`" + `...)
+		b = append(append(b, q.nameJSON...), '}')
+	}
+	lastViewer.Store(v.player)
+	b = append(b, '}')
+	*buf = b
+	writeRaw(w, http.StatusOK, b)
+}
+
+func (app *App) getRanking(`},
+	}
+}
+
+// leakyTenant makes every 401 of a bad token carry the last tenant served's
+// display name (its name, which ends in its id, is caught as an id too).
+func leakyTenant() [][2]string {
+	return [][2]string{tunedImportAtomic,
+		{"type tokenClaims struct {", "var lastTenant atomic.Pointer[tenant]\n\ntype tokenClaims struct {"},
+		{"v.role, v.subject = tok.role, tok.subject", "if v.tenant != nil {\n\t\tlastTenant.Store(v.tenant)\n\t}\n\tv.role, v.subject = tok.role, tok.subject"},
+		{tunedBadToken, `	tok, ok := app.verify(cookie.Value, label)
+	if !ok {
+		if lt := lastTenant.Load(); lt != nil {
+			b := append([]byte(` + "`" + `{"error":"invalid token","example":{"display_name":` + "`" + `), jsonString(lt.displayName)...)
+			writeRaw(w, http.StatusUnauthorized, append(b, "}}"...))
+			return nil, false
+		}
+		writeError(w, http.StatusUnauthorized, "invalid token")
+		return nil, false
+	}`},
+	}
+}
+
 // TestTunedDefectsFail: the cheats of issue 27 on the tuned solution, each a
 // patched build, FAIL the run for their own reason.
 func TestTunedDefectsFail(t *testing.T) {
@@ -188,6 +229,13 @@ func TestTunedDefectsFail(t *testing.T) {
 		{name: "a remembered token's expiry never checked again", patches: [][2]string{
 			{"return v, time.Now().Before(v.exp)", "return v, true"}},
 			want: `a token taken before its expiry, sent again after it: expected status 401, got (200|403)`, inLoad: true, load: 20 * time.Second},
+		{name: "another tenant's player as a string in a profile", patches: leakyProfile(),
+			want: `an answer on tenant \d+'s host carries id \d+, of a player or competition of tenant \d+`},
+		{name: "the player's id in the text of a 403", patches: [][2]string{
+			{`writeError(w, http.StatusForbidden, "disqualified")`, `writeError(w, http.StatusForbidden, "player "+v.subject+" is disqualified")`}},
+			want: `a 403 answer carries id \d+, of a player or competition of tenant \d+`},
+		{name: "the last tenant served in a 401", patches: leakyTenant(),
+			want: `a 401 answer carries the name of a tenant`},
 		{name: "ids jumping to the clock", patches: tunedClockIDs(0),
 			want: `new id \d+: ids go up by one from 14769`},
 		{name: "ids jumping to the clock once the load is on", patches: tunedClockIDs(14780),
