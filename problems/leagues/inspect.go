@@ -187,8 +187,8 @@ func (o *owners) foreignID(body []byte, allowed int64) (int64, int64) {
 		for ; k < len(body) && body[k] >= '0' && body[k] <= '9' && id < 1<<40; k++ {
 			id = id*10 + int64(body[k]-'0')
 		}
-		if id == allowed {
-			continue
+		if id == allowed || k < len(body) && isWordByte(body[k]) {
+			continue // or the start of a word, such as a hex request id
 		}
 		if owner := o.owner(id); owner != 0 && owner != allowed {
 			return id, owner
@@ -205,14 +205,15 @@ func (o *owners) foreignNumber(body []byte, allowed, skip int64) (int64, int64) 
 			k++
 			continue
 		}
+		start := k
 		var id int64
 		for ; k < len(body) && body[k] >= '0' && body[k] <= '9'; k++ {
 			if id < 1<<40 {
 				id = id*10 + int64(body[k]-'0')
 			}
 		}
-		if id == allowed || id == skip {
-			continue
+		if id == allowed || id == skip || start > 0 && isWordByte(body[start-1]) || k < len(body) && isWordByte(body[k]) {
+			continue // a number only on its own: not a piece of a word such as a hex request id
 		}
 		if owner := o.owner(id); owner != 0 && owner != allowed {
 			return id, owner
@@ -275,4 +276,10 @@ func (o *owners) nameIn(body []byte, tenants bool) (string, string) {
 // notLabel tells the runes that no tenant's name holds.
 func notLabel(r rune) bool {
 	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
+}
+
+// isWordByte reports whether c is a letter, a digit or an underscore: a run
+// of digits next to one is part of a word (a hex id, "v2"), not a number.
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }

@@ -129,6 +129,9 @@ func TestScan(t *testing.T) {
 		{http.StatusUnauthorized, "X-Last-Player-Id: 2", true},
 		{http.StatusUnauthorized, "X-Note: player_id%22%3A2", true},
 		{http.StatusOK, "X-Count: 500", false},
+		{http.StatusOK, "X-Request-Id: 2f500a3c9e", false},
+		{http.StatusUnauthorized, `{"error":"invalid token","request_id":"500ab3"}`, false},
+		{http.StatusUnauthorized, `{"error":"invalid token","trace":"v500x"}`, false},
 	} {
 		r := res(c.status, c.body)
 		if name, value, ok := strings.Cut(c.body, ": "); ok && strings.HasPrefix(name, "X-") {
