@@ -216,7 +216,7 @@ func TestEachDefectFails(t *testing.T) {
 				h.Set("Location", "/mypage")
 			}
 			return body
-		}), "expected / for a session that is not logged in"},
+		}), "expected / (for a session that is not logged in|to the cookie of a session from before POST /initialize)"},
 		{"the logo tag missing", replace("/", `<img id="logo"`, `<img id="other"`), "logo|img#logo"},
 	}...)
 	cases = append(cases, authDefects(src)...)
