@@ -373,6 +373,35 @@ func TestCachedAnswersEarnNothing(t *testing.T) {
 	}
 }
 
+// TestAScoreNeedsItsAnswer: a score added without the answer that earned it,
+// or for a tag the rules do not weigh, is the scenario's own fault: an
+// internal error, and it scores nothing.
+func TestAScoreNeedsItsAnswer(t *testing.T) {
+	t.Parallel()
+	target := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") }))
+	for code, score := range map[string]func(u *engine.User, res *engine.Response){
+		"score-answer": func(u *engine.User, _ *engine.Response) { u.Score("page", nil) },
+		"score-tag":    func(u *engine.User, res *engine.Response) { u.Score("other", res) },
+	} {
+		p := initializer{&probe{
+			meta: engine.Meta{Rules: engine.Rules{Weights: map[string]float64{"page": 1}}},
+			user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+				res, err := u.Get(ctx, "GET /", "/")
+				if err != nil {
+					return err
+				}
+				score(u, res)
+				u.Think(ctx, 50*time.Millisecond, 50*time.Millisecond)
+				return nil
+			},
+		}}
+		res := engine.New(p, target, fastRun(time.Second)...).Run(context.Background())
+		if res.ErrorsByCode[code] == 0 || res.Errors.Internal == 0 || res.RawScore != 0 {
+			t.Errorf("%s: errors by code %v, raw score %.1f; want internal %s errors and no score", code, res.ErrorsByCode, res.RawScore, code)
+		}
+	}
+}
+
 // TestDialControlRefusesConnections: a connection WithDialControl refuses is
 // never made; the run fails on the target's account, naming the refusal.
 func TestDialControlRefusesConnections(t *testing.T) {
