@@ -234,6 +234,9 @@ type Response struct {
 	Elapsed        time.Duration
 	// FromCache: the agent's cache answered without a request.
 	FromCache bool
+	// Asset: the answer to a page's asset (FetchAssets), whose body is
+	// compared with the manifest's SHA-256 after the inspection.
+	Asset bool
 	// Revalidated: a 304 answered a conditional request; StatusCode is 200,
 	// Body is the cached body and Header the cached headers updated with the
 	// 304's.
@@ -300,7 +303,7 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 	if err != nil {
 		return nil, Internalf("bad-path", "cannot resolve %q: %v", path, err)
 	}
-	res := &Response{Endpoint: endpoint, Method: method, URL: u}
+	res := &Response{Endpoint: endpoint, Method: method, URL: u, Asset: asset}
 	// site is the URL as the user's browser names it: with a virtual host
 	// (the request's Host header, or SetHost's), cookies and cached answers
 	// belong to that host, not to the address connected to.

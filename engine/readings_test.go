@@ -32,6 +32,10 @@ func TestReadingsUndoTheCheapDisguises(t *testing.T) {
 			t.Errorf("%s: no reading of the answer shows %q", name, secret)
 		}
 	}
+	asset := &engine.Response{Asset: true, StatusCode: 200, Body: []byte(secret), Header: http.Header{"X-Last": {secret}}}
+	if r := asset.Readings(); len(r) != 1 || string(r[0]) != secret {
+		t.Errorf("an asset's readings are %q, want its header alone (its body is held to its SHA-256)", r)
+	}
 	plain := &engine.Response{Body: []byte("<p>nothing to see</p>"), Header: http.Header{"Date": {"Mon"}}}
 	if n := len(plain.Readings()); n != 1 {
 		t.Errorf("a plain answer has %d readings, want its body alone", n)

@@ -50,9 +50,6 @@ func (b *browser) inspect(res *engine.Response) error {
 			return err
 		}
 	}
-	if isStatic(res.URL.Path) && (res.StatusCode == http.StatusOK || len(res.Body) == 0) {
-		return nil // an asset is compared with its SHA-256 instead
-	}
 	viewer := *b.viewer.Load()
 	if viewer != "" && !isStatic(res.URL.Path) && res.StatusCode < http.StatusInternalServerError {
 		// Every answer to a signed-in session, whatever its status (but a
@@ -62,7 +59,9 @@ func (b *browser) inspect(res *engine.Response) error {
 			return err
 		}
 	}
-	return b.s.m.scan(res, viewer) // the headers too, whatever the body
+	// The headers too, whatever the body; an asset's body is compared with
+	// its SHA-256 instead (engine.Response.Readings leaves it out).
+	return b.s.m.scan(res, viewer)
 }
 
 func isStatic(path string) bool { return len(path) > 8 && path[:8] == "/static/" }
