@@ -184,6 +184,17 @@ func TestLeakScan(t *testing.T) {
 			t.Errorf("scan(%q): %v, want a leak: %v", c.body, err, c.leak)
 		}
 	}
+	// A refused change's answer may show back what its sender typed, in any
+	// case, even when it is another user's parameter; once sent, it is not
+	// the sender's any more.
+	me.sending = data.Params{Location: "l0002"}
+	if err := m.scan([]byte(`<p class="error">bad location: l0002</p>`), me); err != nil {
+		t.Errorf("the location a refused change sent, shown back: %v", err)
+	}
+	me.sending = data.Params{}
+	if err := m.scan([]byte(`<p class="error">bad location: l0002</p>`), me); err == nil {
+		t.Error("another user's location, not sent by the viewer, passed")
+	}
 }
 
 // TestLeakScanReadings: the scan of an answer reads its headers and its
@@ -252,7 +263,7 @@ func TestNegativeDraws(t *testing.T) {
 		"token": regexp.MustCompile(`^[0-9a-f]{32}$`)}
 	for range 1000 {
 		u := m.free[rnd.IntN(len(m.free))]
-		form, status, what := badChange(rnd, u)
+		form, _, status, what := badChange(rnd, u)
 		service := form.Get("service")
 		ok := data.Allows(u.grade, service)
 		for _, name := range params[service] {

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -25,6 +26,9 @@ type user struct {
 	// session is the id of u's current or last session ("" before its first
 	// sign-in in this run).
 	session string
+	// sending holds the parameters of the refused change u is sending: its
+	// answer may show them back, as a form shows what was typed.
+	sending data.Params
 }
 
 // model holds the users sessions may borrow.
@@ -94,7 +98,8 @@ func (u *user) uses(k string) bool {
 			return true
 		}
 	}
-	return false
+	s := u.sending
+	return k != "" && (strings.EqualFold(s.Code, k) || strings.EqualFold(s.Location, k) || strings.EqualFold(s.Token, k))
 }
 
 // issue records a session id the app gave, and reports whether it is new.

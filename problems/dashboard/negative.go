@@ -254,8 +254,10 @@ func (s *Scenario) signedOut(ctx context.Context, a *engine.Agent, u *user, rnd 
 // rnd: a service u's grade does not allow (403), or one it allows with a
 // parameter the manual's table refuses (400). Nothing may change.
 func (s *Scenario) badChange(ctx context.Context, a *engine.Agent, u *user, rnd *rand.Rand) error {
-	form, status, what := badChange(rnd, u)
+	form, p, status, what := badChange(rnd, u)
+	u.sending = p
 	res, err := a.PostForm(ctx, endpointBadChange, "/modify", form)
+	u.sending = data.Params{}
 	if err == nil {
 		err = res.Check(refusal("bad-change", "a change of services with "+what, status, ""))
 	}
@@ -266,19 +268,19 @@ func (s *Scenario) badChange(ctx context.Context, a *engine.Agent, u *user, rnd 
 }
 
 // badChange draws the form of a change of u's services the app must refuse,
-// and the status it must answer.
-func badChange(rnd *rand.Rand, u *user) (form url.Values, status int, what string) {
+// its parameters, and the status it must answer.
+func badChange(rnd *rand.Rand, u *user) (form url.Values, p data.Params, status int, what string) {
 	allowed := data.Allowed(u.grade)
 	if len(allowed) < len(data.Services) && rnd.IntN(4) == 0 {
 		for {
 			if service := data.Services[rnd.IntN(len(data.Services))]; !slices.Contains(allowed, service) {
-				return modifyForm(service, data.NewParams(rnd.IntN, service)), http.StatusForbidden,
-					"a service the grade does not allow"
+				p := data.NewParams(rnd.IntN, service)
+				return modifyForm(service, p), p, http.StatusForbidden, "a service the grade does not allow"
 			}
 		}
 	}
 	service := allowed[rnd.IntN(len(allowed))]
-	p := data.NewParams(rnd.IntN, service)
+	p = data.NewParams(rnd.IntN, service)
 	pick := func(v ...string) string { return v[rnd.IntN(len(v))] }
 	switch service {
 	case data.Postal, data.Postal2:
@@ -296,7 +298,7 @@ func badChange(rnd *rand.Rand, u *user) (form url.Values, status int, what strin
 	default:
 		p.Token = pick(p.Token[:31], p.Token+"0", "g"+p.Token[1:], "")
 	}
-	return modifyForm(service, p), http.StatusBadRequest, "a bad parameter"
+	return modifyForm(service, p), p, http.StatusBadRequest, "a bad parameter"
 }
 
 // favicon asks /favicon.ico, as browsers do with a page: the app has none
