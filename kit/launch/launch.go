@@ -156,7 +156,9 @@ func Env(vars ...string) []string { return append(os.Environ(), vars...) }
 
 // EnsureVenv makes a Python virtualenv at dir with the packages of
 // requirements installed, unless it already holds exactly those (a stamp
-// file keeps the requirements' hash).
+// file keeps the requirements' hash). Two apps started at once (a test's
+// runs side by side, two `tunecon serve`) take turns on a lock file beside
+// dir, lest one run pip in a virtualenv the other is still making.
 func EnsureVenv(ctx context.Context, dir, requirements string, log io.Writer) error {
 	want, err := os.ReadFile(requirements)
 	if err != nil {
@@ -164,7 +166,19 @@ func EnsureVenv(ctx context.Context, dir, requirements string, log io.Writer) er
 	}
 	sum := sha256.Sum256(want)
 	stamp := filepath.Join(dir, ".requirements.sha256")
-	if got, err := os.ReadFile(stamp); err == nil && string(got) == hex.EncodeToString(sum[:]) {
+	ready := func() bool {
+		got, err := os.ReadFile(stamp)
+		return err == nil && string(got) == hex.EncodeToString(sum[:])
+	}
+	if ready() {
+		return nil
+	}
+	unlock, err := lockFile(dir + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if ready() {
 		return nil
 	}
 	run := func(name string, args ...string) error {
@@ -186,6 +200,23 @@ func EnsureVenv(ctx context.Context, dir, requirements string, log io.Writer) er
 		return err
 	}
 	return os.WriteFile(stamp, []byte(hex.EncodeToString(sum[:])), 0o644)
+}
+
+// lockFile waits for an exclusive lock on the file at path, made if
+// missing, and returns its release.
+func lockFile(path string) (func(), error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("locking %s: %w", path, err)
+	}
+	return func() { f.Close() }, nil // closing the file releases the lock
 }
 
 // IsPython reports whether the app in dir is a Python app: it has a
