@@ -45,11 +45,15 @@ func ExpectClean(t *testing.T, res *engine.Result, tags ...string) {
 
 // Conformance runs the pre-check and a load of the given length against
 // every reference app of the problem on every store (the descriptor's Langs
-// × Stores): each must pass with 0 fails and score every tag in tags.
+// × Stores): each must pass with 0 fails and score every tag in tags. The
+// runs go side by side, as many at a time as go test's -parallel allows:
+// each has an app of its own, and much of a run is the scenario waiting
+// out a freshness promise.
 func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
 	for _, store := range a.Problem.Stores {
 		for _, lang := range a.Problem.Langs {
 			t.Run(lang+"+"+store, func(t *testing.T) {
+				t.Parallel()
 				ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load), tags...)
 			})
 		}

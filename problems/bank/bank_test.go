@@ -44,7 +44,9 @@ func TestAppClockOffIsAllowedFor(t *testing.T) {
 }
 
 // TestEachDefectFails builds the Go reference with one defect at a time, or
-// puts it behind a proxy that adds one, and expects a FAIL naming it.
+// puts it behind a proxy that adds one, and expects a FAIL naming it. A
+// patched build is an app of its own, so its case runs beside others
+// (t.Parallel in its target); the proxies share an app and take turns.
 func TestEachDefectFails(t *testing.T) {
 	src := "webapp/go"
 	cases := []struct {
@@ -53,22 +55,28 @@ func TestEachDefectFails(t *testing.T) {
 		want   string
 	}{
 		{"users locked after 4 failures instead of 3", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"lockThreshold = 3", "lockThreshold = 4"}))
 		}, "expected /|locked_users differs"},
 		{"the address taken from the socket, not X-Forwarded-For", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
 				[2]string{`first, _, _ := strings.Cut(r.Header.Get("X-Forwarded-For"), ",")`, `first := ""`}))
 		}, "expected /|previous login from"},
 		{"/mypage shows the current login, not the previous one", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"AND id < ? ", "AND id <= ? "}))
 		}, "previous login"},
 		{"logins matched in any case", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"FROM users WHERE login = ?", "FROM users WHERE LOWER(login) = LOWER(?)"}))
 		}, "expected /|notice"},
 		{"logins matched with spaces trimmed", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"FROM users WHERE login = ?", "FROM users WHERE login = TRIM(?)"}))
 		}, "expected /|notice"},
 		{"the last X-Forwarded-For entry taken, not the first", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{
 				`first, _, _ := strings.Cut(r.Header.Get("X-Forwarded-For"), ",")`,
 				`first := r.Header.Get("X-Forwarded-For")
@@ -77,6 +85,7 @@ func TestEachDefectFails(t *testing.T) {
 	}`}))
 		}, "previous login from"},
 		{"no fallback to the connection's address when X-Forwarded-For has no first entry", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{`if ip := strings.Trim(first, " \t"); ip != "" {`, `if ip := strings.Trim(first, " \t"); true {`}))
 		}, "expected the address of the connection"},
 		{"/report misses one entry", func(t *testing.T) *url.URL {
@@ -271,14 +280,17 @@ func authDefects(src string) []struct {
 		want   string
 	}{
 		{"any password accepted but one ending in x", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
 				[2]string{"hashPassword(password, user.Salt) != user.PasswordHash", `strings.HasSuffix(password, "x")`}))
 		}, "expected / \\(the attempt should be refused as wrong\\)"},
 		{"a session cookie matched on its first 8 characters", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{
 				"notice FROM sessions WHERE id = ?", "notice FROM sessions WHERE substr(id, 1, 8) = substr(?, 1, 8)"}))
 		}, "to a session cookie the app never issued"},
 		{"a session not ended by the next attempt", func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
 				[2]string{"DELETE FROM sessions WHERE id = ?", "DELETE FROM sessions WHERE id = ? AND 0 = 1"}))
 		}, "to the cookie of a session a later attempt ended"},
@@ -348,6 +360,7 @@ func tunedDefects() []struct {
 } {
 	tuned := func(patches ...[2]string) func(t *testing.T) *url.URL {
 		return func(t *testing.T) *url.URL {
+			t.Parallel()
 			return apps.Start(t, kit.TunedLang, "sqlite", apptest.Patched(t, "solutions/go", patches...))
 		}
 	}

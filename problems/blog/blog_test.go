@@ -57,7 +57,10 @@ var sidebarRe = regexp.MustCompile(`(?s)<aside id="sidebar">.*?</aside>`)
 // one defect; the scenario must FAIL every one of them for the right reason.
 func TestReferencePassesAndEachDefectFails(t *testing.T) {
 	for _, lang := range langs {
-		t.Run(lang, func(t *testing.T) { referencePassesAndEachDefectFails(t, startApp(t, lang, "sqlite")) })
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel() // each language's app is its own
+			referencePassesAndEachDefectFails(t, startApp(t, lang, "sqlite"))
+		})
 	}
 }
 
@@ -228,7 +231,10 @@ var (
 // message naming it. Most are caught by the pre-check within seconds.
 func TestEachCheckFailsABrokenApp(t *testing.T) {
 	for _, lang := range langs {
-		t.Run(lang, func(t *testing.T) { eachCheckFailsABrokenApp(t, startApp(t, lang, "sqlite")) })
+		t.Run(lang, func(t *testing.T) {
+			t.Parallel() // each language's app is its own
+			eachCheckFailsABrokenApp(t, startApp(t, lang, "sqlite"))
+		})
 	}
 }
 

@@ -443,6 +443,9 @@ func TestEachDefectFails(t *testing.T) {
 			want: `expected status 403, got 303`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.proxy == nil {
+				t.Parallel() // a build and an app of its own
+			}
 			var res *engine.Result
 			switch {
 			case c.proxy != nil:

@@ -304,6 +304,9 @@ func (app *App) getOrganizerBilling(w http.ResponseWriter, r *http.Request) {
 		}}, want: `asset content differs from the original`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.proxy == nil {
+				t.Parallel() // a build and an app of its own
+			}
 			var res *engine.Result
 			if c.proxy != nil {
 				res = proxied(t, cmp.Or(c.load, 5*time.Second), c.proxy)

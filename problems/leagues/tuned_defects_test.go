@@ -242,6 +242,7 @@ func TestTunedDefectsFail(t *testing.T) {
 			want: `new id \d+: ids go up by one from 14769`, inLoad: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a build and an app of its own
 			load := 8 * time.Second
 			if c.load != 0 {
 				load = c.load

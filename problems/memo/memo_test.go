@@ -183,6 +183,9 @@ func TestEachDefectFails(t *testing.T) {
 			want: `missing|counts|starts with memo`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.proxy == nil {
+				t.Parallel() // a build and an app of its own
+			}
 			var res *engine.Result
 			if c.proxy != nil {
 				res = proxied(t, c.proxy)
@@ -194,6 +197,7 @@ func TestEachDefectFails(t *testing.T) {
 	}
 	for _, c := range tunedCheats {
 		t.Run(c.name+" (tuned)", func(t *testing.T) {
+			t.Parallel()
 			apptest.ExpectFail(t, tuned(t, cmp.Or(c.load, 10*time.Second), c.patches...), c.want)
 		})
 	}
