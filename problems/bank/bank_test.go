@@ -429,5 +429,12 @@ func tunedDefects() []struct {
 	}
 	setSession(w, token)
 	if ok {`}), "carries the address 192\\.168\\.[0-9.]+ in its X-Previous-Attempt-From header"},
+		{"tuned: a logged-in session's cookie hashed from the login", tuned(
+			[2]string{"\ttoken = newToken()\n\n\tapp.mu.Lock()\n", "\ttoken = newToken()\n\tif passwordOK {\n" +
+				"\t\tsum := sha256.Sum256([]byte(\"bank-\" + login))\n\t\ttoken = hex.EncodeToString(sum[:])\n\t}\n\n\tapp.mu.Lock()\n"}),
+			// The viewer that logs in to the user again sees its own last
+			// cookie back first; TestCookieHandedOutTwice checks the rule
+			// for another viewer's.
+			"a cookie the app had handed out before in this run|set the cookie of the session the previous attempt started"},
 	}
 }

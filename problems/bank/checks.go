@@ -144,14 +144,18 @@ func checkNoSession(res *engine.Response, what string) error {
 
 // checkNewSession judges the session cookie a POST /login answer sets, got
 // ("" for none), against last, the one the viewer's previous attempt was
-// given: every attempt ends its session and starts a new one, whose cookie
-// is new (keeping the old one is session fixation).
-func checkNewSession(res *engine.Response, got, last string) error {
+// given, and before, whether it was handed out earlier in the run: every
+// attempt ends its session and starts a new one, whose cookie is new
+// (keeping the old one is session fixation) and never handed out before (a
+// counter that /initialize sets back would hand the same ones out again).
+func checkNewSession(res *engine.Response, got, last string, before bool) error {
 	switch {
 	case got == "":
 		return res.Criticalf("session", "POST /login set no %s cookie: every attempt starts a new session and sends its cookie", cookieName)
 	case got == last:
 		return res.Criticalf("session", "POST /login set the cookie of the session the previous attempt started: every attempt ends its session and starts a new one, with a new cookie")
+	case before:
+		return res.Criticalf("session", "POST /login set a cookie the app had handed out before in this run: a new session's cookie is a value never handed out before")
 	}
 	return nil
 }

@@ -65,6 +65,9 @@ type model struct {
 	free        pool
 	lentUsers   map[int64]bool  // accounts borrowed and not yet given back
 	lentIPs     map[string]bool // addresses borrowed and not yet given back
+	// cookies holds every session cookie a login handed out in this run,
+	// the one before POST /initialize included.
+	cookies map[string]struct{}
 }
 
 // pool holds the accounts and addresses free to borrow, filed by state so
@@ -78,7 +81,19 @@ type pool struct {
 func newModel(cfg data.Config, init *data.State) *model {
 	return &model{cfg: cfg, init: init, failures: map[int64]int{}, last: map[int64]success{}, prev: map[int64]success{},
 		ipFailures: map[string]int{}, unsureUsers: map[int64]bool{}, unsureIPs: map[string]bool{},
-		lentUsers: map[int64]bool{}, lentIPs: map[string]bool{}}
+		lentUsers: map[int64]bool{}, lentIPs: map[string]bool{}, cookies: map[string]struct{}{}}
+}
+
+// handedOut records a session cookie a login set, and reports whether it
+// was handed out before in this run.
+func (m *model) handedOut(cookie string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.cookies[cookie]; ok {
+		return true
+	}
+	m.cookies[cookie] = struct{}{}
+	return false
 }
 
 // The *Locked methods read the state; their callers hold m.mu.

@@ -191,3 +191,33 @@ func TestOwnAddrIsTheConnectionsSource(t *testing.T) {
 		}
 	}
 }
+
+// TestCookieHandedOutTwice: a login whose cookie the app handed out before
+// in the run, to another browser or before POST /initialize, is critical,
+// as is one that keeps the viewer's own last cookie or sets none.
+func TestCookieHandedOutTwice(t *testing.T) {
+	m := newModel(data.Config{}, &data.State{})
+	if m.handedOut("c1") || m.handedOut("c2") || !m.handedOut("c1") {
+		t.Fatal("handedOut must report only a cookie recorded before")
+	}
+	u, _ := url.Parse("http://app/login")
+	res := &engine.Response{Endpoint: "POST /login", Method: http.MethodPost, URL: u, StatusCode: http.StatusSeeOther}
+	for _, c := range []struct {
+		got, last string
+		before    bool
+		want      string
+	}{
+		{"c3", "c2", false, ""},
+		{"c1", "c2", true, "handed out before in this run"},
+		{"c2", "c2", true, "the previous attempt started"},
+		{"", "c2", false, "set no bank_session cookie"},
+	} {
+		err := checkNewSession(res, c.got, c.last, c.before)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q after %q: %v, want no error", c.got, c.last, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || engine.AsError(err).Class != engine.ClassCritical):
+			t.Errorf("%q after %q: %v, want a critical error with %q", c.got, c.last, err, c.want)
+		}
+	}
+}

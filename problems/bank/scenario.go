@@ -17,7 +17,7 @@ import (
 )
 
 // Version of the scenario.
-const Version = "5"
+const Version = "6"
 
 // Score tags and the rules' numbers (MANUAL: "Scoring").
 const (
@@ -400,6 +400,9 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 		return err
 	}
 	cookie := sessionCookie(res)
+	if cookie != "" {
+		s.m.handedOut(cookie)
+	}
 	if err := post(); err != nil {
 		return err
 	}
