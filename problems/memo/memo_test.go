@@ -340,6 +340,17 @@ var tunedCheats = []struct {
 			`p.b = append(p.b, "\n<!-- prefetch /memos/"...); p.b = strconv.AppendInt(p.b, o, 10); ` +
 			`p.b = append(p.b, " /memos/"...); p.b = strconv.AppendInt(p.b, n, 10); p.b = append(p.b, " -->"...)`}},
 		`carries a link to the page of the private memo`, 0},
+	{"session ids and tokens hashed from a counter /initialize sets back", [][2]string{
+		{"func randomToken() string {\n\treturn randomHex(16)\n}", "var tokenCount atomic.Int64\n\nfunc randomToken() string {\n" +
+			"\tb := sha256.Sum256(fmt.Append(nil, \"memo-\", tokenCount.Add(1)))\n\treturn hex.EncodeToString(b[:16])\n}"},
+		{"\t// Publish the new state; in-flight readers finish with the old one.\n\tapp.st.Store(st)\n",
+			"\t// Publish the new state; in-flight readers finish with the old one.\n\tapp.st.Store(st)\n\ttokenCount.Store(0)\n"}},
+		`(session id|CSRF token) of an earlier session`, 0},
+	{"a user signed in elsewhere let in with any password", [][2]string{{`if u == nil || hashPassword(u.salt, password) != u.hash {`,
+		"live := false\n\tif u != nil {\n\t\tst.sessions.Range(func(_, v any) bool { live = live || v.(*session).user == u; return !live })\n\t}\n" +
+			"\tif u == nil || !live && hashPassword(u.salt, password) != u.hash {"}},
+		`a sign-in with a wrong password for a user signed in in another session answered 303|` +
+			`POST /signin \(wrong password\): a wrong password \(.*\) for an existing user answered 303`, 20 * time.Second},
 }
 
 // notForYou is where the tuned solution answers 404 to a private memo's

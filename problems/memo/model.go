@@ -176,6 +176,14 @@ func (m *model) name(id int64) string {
 	return ""
 }
 
+// user returns user id if a session holds it or it signed up in the run,
+// else nil. Its name and password never change: read them without a lock.
+func (m *model) user(id int64) *user {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.users[id]
+}
+
 // borrow lends a free user to one session, nil if none is free; the
 // session gives it back with giveBack.
 func (m *model) borrow(rnd *rand.Rand) *user {

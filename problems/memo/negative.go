@@ -22,6 +22,7 @@ import (
 const (
 	wrongPasswordShare = 0.25 // writers who first type a wrong password
 	forgedCookieShare  = 0.25 // readers who send a session cookie the app never issued
+	liveWrongShare     = 0.1  // readers who type a wrong password for a user signed in elsewhere
 	foreignTokenShare  = 0.2  // writers who post or sign out with another session's CSRF token
 	replayShare        = 0.2  // writers and newcomers who send their cookie again once signed out
 	fixationShare      = 0.2  // writers who sign in carrying a made-up session cookie
@@ -71,6 +72,21 @@ func (s *Scenario) wrongPassword(ctx context.Context, b *browser, w *user, rnd *
 		return res.Applicationf("html", "the answer to a wrong password has no sign-in form (form#signin)")
 	}
 	return nil
+}
+
+// wrongPasswordLive types a wrong password, as wrongPassword does, for the
+// user of a session live in another browser: a user signed in in one lets
+// no one in without the password in another.
+func (s *Scenario) wrongPasswordLive(ctx context.Context, b *browser, rnd *rand.Rand) error {
+	l := s.sessions.other(rnd, nil)
+	if l == nil {
+		return nil
+	}
+	w := s.m.user(l.user)
+	if w == nil {
+		return nil
+	}
+	return s.wrongPassword(ctx, b, w, rnd)
 }
 
 // passwordChars are the characters near misses are made of.

@@ -13,7 +13,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "3"
+const Version = "4"
 
 // Score tags (MANUAL: "Scoring").
 const (
@@ -111,6 +111,9 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	defer cancel()
 	if res, err := b.PostForm(sctx, "POST /signin", "/signin", form); err == nil {
 		s.beforeInit, _ = checkSession(res, "/mypage")
+	}
+	if s.beforeInit != "" { // never to be given again, /initialize or not
+		s.sessions.issue(&s.sessions.ids, s.beforeInit, u.name+", before POST /initialize")
 	}
 	return r.PostInitialize(ctx, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, []byte{})
 }

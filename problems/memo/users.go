@@ -38,8 +38,14 @@ func (s *Scenario) User(ctx context.Context, r *engine.Run, u *engine.User) erro
 // reader reads / and a few memos from it, then pages back through /recent
 // one page at a time (or jumps to a random page), thinking between pages;
 // some readers also ask for someone's private memo, and some send, at one
-// of three moments, a session cookie the app never issued.
+// of three moments, a session cookie the app never issued; some first type
+// a wrong password for a user signed in elsewhere.
 func (s *Scenario) reader(ctx context.Context, u *engine.User, b *browser) error {
+	if u.Rand.Float64() < liveWrongShare {
+		if err := s.wrongPasswordLive(ctx, b, u.Rand); err != nil {
+			return err
+		}
+	}
 	forgeAt := -1
 	if u.Rand.Float64() < forgedCookieShare {
 		forgeAt = u.Rand.IntN(3)
