@@ -91,17 +91,19 @@ func (m *model) byLabel(label string) *tenant {
 	return m.byName[label]
 }
 
-// scan checks one answer of the API for a viewer on tenant tid's host (0 for
-// none known) or the admin's. It reads the body and the headers as
+// scan checks one answer for a viewer on tenant tid's host (0 for none
+// known) or the admin's. It reads the body and the headers as
 // engine.Response.Readings gives them (their common encodings undone); the
 // numbers of a header whose name holds "id" are ids, as are those under a key
 // that ends in "id" and, in a refusal, any number of the body but its status.
+// The body of a 200 outside /api/ is one of the problem's own files, which
+// other checks hold to the byte: only its headers are read.
 func (o *owners) scan(res *engine.Response, tid int64, admin bool) error {
-	if res.URL == nil || !strings.HasPrefix(res.URL.Path, "/api/") {
-		return nil
-	}
 	refusal := res.StatusCode == http.StatusUnauthorized || res.StatusCode == http.StatusForbidden
-	texts := (&engine.Response{Body: res.Body}).Readings()
+	var texts [][]byte
+	if res.StatusCode != http.StatusOK || res.URL != nil && strings.HasPrefix(res.URL.Path, "/api/") {
+		texts = (&engine.Response{Body: res.Body}).Readings()
+	}
 	nBody := len(texts)
 	var idTexts [][]byte // the values of headers named for an id
 	for name, values := range res.Header {

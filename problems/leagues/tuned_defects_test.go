@@ -236,6 +236,11 @@ func TestTunedDefectsFail(t *testing.T) {
 			want: `a 403 answer carries id \d+, of a player or competition of tenant \d+`},
 		{name: "the last tenant served in a 401", patches: leakyTenant(),
 			want: `a 401 answer carries the name of a tenant`},
+		{name: "the newest id in a header of /", patches: [][2]string{
+			{"\t\"path/filepath\"\n\t\"strings\"\n\t\"time\"\n)", "\t\"path/filepath\"\n\t\"strconv\"\n\t\"strings\"\n\t\"time\"\n)"},
+			{"\tserveStatic(w, r, f, indexCacheControl)\n", "\tw.Header()[\"X-Newest-Player-Id\"] = " +
+				"[]string{strconv.FormatInt(app.st.Load().nextID.Load()-1, 10)}\n\tserveStatic(w, r, f, indexCacheControl)\n"}},
+			want: `an answer on tenant \d+'s host carries id \d+, of a player or competition of tenant \d+`},
 		{name: "ids jumping to the clock", patches: tunedClockIDs(0),
 			want: `new id \d+: ids go up by one from 14769`},
 		{name: "ids jumping to the clock once the load is on", patches: tunedClockIDs(14780),
