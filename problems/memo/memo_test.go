@@ -346,11 +346,13 @@ var tunedCheats = []struct {
 		{"\t// Publish the new state; in-flight readers finish with the old one.\n\tapp.st.Store(st)\n",
 			"\t// Publish the new state; in-flight readers finish with the old one.\n\tapp.st.Store(st)\n\ttokenCount.Store(0)\n"}},
 		`(session id|CSRF token) of an earlier session`, 0},
-	{"a user signed in elsewhere let in with any password", [][2]string{{`if u == nil || hashPassword(u.salt, password) != u.hash {`,
+	// The pre-check's probe for the cheat above is the password plus "x":
+	// an app that recognises it meets the load's wrong passwords instead.
+	{"a user signed in elsewhere let in with any password but the probe's", [][2]string{{
+		`if u == nil || hashPassword(u.salt, password) != u.hash {`,
 		"live := false\n\tif u != nil {\n\t\tst.sessions.Range(func(_, v any) bool { live = live || v.(*session).user == u; return !live })\n\t}\n" +
-			"\tif u == nil || !live && hashPassword(u.salt, password) != u.hash {"}},
-		`a sign-in with a wrong password for a user signed in in another session answered 303|` +
-			`POST /signin \(wrong password\): a wrong password \(.*\) for an existing user answered 303`, 20 * time.Second},
+			"\tif u == nil || !(live && !(len(password) > 0 && password[len(password)-1] == 'x')) && hashPassword(u.salt, password) != u.hash {"}},
+		`POST /signin \(wrong password\): a wrong password \(.*\) for an existing user answered 303`, 20 * time.Second},
 }
 
 // notForYou is where the tuned solution answers 404 to a private memo's
