@@ -68,7 +68,7 @@ type Settings struct {
 	// LocalTargets lets teams register targets on the worker's own machine
 	// or link (loopback, link-local): a contest whose apps and workers share
 	// one machine. Otherwise such targets are refused when registered and
-	// whenever a worker connects (see CheckTarget, DialControl).
+	// whenever a worker connects (see CheckTarget, DialGuard).
 	LocalTargets bool
 	// Ranking is how a team's score is chosen among its passed jobs
 	// (RankLatest when empty).

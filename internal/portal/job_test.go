@@ -2,6 +2,7 @@ package portal_test
 
 import (
 	"errors"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -110,7 +111,8 @@ func TestCheckTarget(t *testing.T) {
 	for _, target := range []string{
 		"http://127.0.0.1/", "http://127.1.2.3:8080/", "http://localhost/", "http://LocalHost./", "http://app.localhost/",
 		"http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://0.0.0.0/", "http://[::]/", "http://169.254.169.254/latest/meta-data/",
-		"http://[fe80::1]/", "http://224.0.0.1/",
+		"http://[fe80::1]/", "http://224.0.0.1/", "http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/",
+		"http://168.63.129.16/", "http://metadata.google.internal/computeMetadata/v1/", "http://Metadata./",
 	} {
 		if _, err := portal.CheckTarget(target, false); portal.ErrorCode(err) != portal.CodeInvalid {
 			t.Errorf("%q: %v, want refused", target, err)
@@ -121,15 +123,22 @@ func TestCheckTarget(t *testing.T) {
 	}
 }
 
-// TestDialControl: the address a name resolved to is refused when local.
-func TestDialControl(t *testing.T) {
+// TestDialGuard: the address a name resolved to is refused when local, a
+// cloud's metadata address or one of the worker's own.
+func TestDialGuard(t *testing.T) {
+	g := portal.NewDialGuard([]netip.Addr{netip.MustParseAddr("192.0.2.7"), netip.MustParseAddr("2001:db8::7")})
 	for addr, ok := range map[string]bool{
-		"10.0.0.1:80": true, "203.0.113.9:443": true, "[2001:db8::1]:80": true,
+		"10.0.0.1:80": true, "203.0.113.9:443": true, "[2001:db8::1]:80": true, "100.100.100.201:80": true, "[fd00:ec2::253]:80": true,
 		"127.0.0.1:80": false, "[::1]:8080": false, "169.254.169.254:80": false, "[::ffff:127.0.0.1]:80": false, "0.0.0.0:80": false,
+		"[fd00:ec2::254]:80": false, "100.100.100.200:80": false, "168.63.129.16:80": false, "169.254.0.23:80": false,
+		"192.0.2.7:8080": false, "[::ffff:192.0.2.7]:80": false, "[2001:db8::7]:443": false,
 	} {
-		if err := portal.DialControl("tcp4", addr, nil); (err == nil) != ok {
+		if err := g.Control("tcp", addr, nil); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeDenied {
 			t.Errorf("%s: %v", addr, err)
 		}
+	}
+	if err := g.Control("tcp", "not an address", nil); portal.ErrorCode(err) != portal.CodeInvalid {
+		t.Errorf("not an address: %v", err)
 	}
 }
 

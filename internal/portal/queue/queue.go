@@ -51,6 +51,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -140,6 +141,10 @@ type Config struct {
 	Lookup func(name string) (kit.Problem, bool)
 	// Runner runs a benchmark (kit.Bench).
 	Runner Runner
+	// OwnAddresses are this machine's addresses, which no benchmark may
+	// connect to unless the contest allows local targets (InterfaceAddrs
+	// when nil).
+	OwnAddresses func() ([]netip.Addr, error)
 	// Logger receives the queue's logs: one line per attempt started and
 	// ended, and the settler's and heartbeat's warnings (discarded when nil).
 	Logger *slog.Logger
@@ -179,6 +184,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Lookup == nil {
 		c.Lookup = problems.Lookup
+	}
+	if c.OwnAddresses == nil {
+		c.OwnAddresses = InterfaceAddrs
 	}
 	if c.Runner == nil {
 		c.Runner = RunnerFunc(kit.Bench)

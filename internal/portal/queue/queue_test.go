@@ -8,8 +8,10 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -648,5 +650,34 @@ func TestStoppedWorkerRequeues(t *testing.T) {
 	if len(attempts) != 2 || attempts[0].Outcome != portal.ReasonInterrupted || attempts[0].Worker != "w1" ||
 		attempts[1].Outcome != string(portal.JobFinished) {
 		t.Errorf("attempts %+v", attempts)
+	}
+}
+
+// TestWorkerRefusesItsOwnAddresses: unless the contest allows local targets,
+// a job aimed at one of the worker's own addresses (the portal itself, when
+// it runs beside the worker on 0.0.0.0) fails without a connection made,
+// naming the refusal.
+func TestWorkerRefusesItsOwnAddresses(t *testing.T) {
+	c := contest(time.Second)
+	c.Settings.LocalTargets = false
+	e := newEnv(t, c)
+	own := netip.MustParseAddr("192.0.2.99")
+	e.worker("w1", queue.Config{OwnAddresses: func() ([]netip.Addr, error) { return []netip.Addr{own}, nil }})
+	team := e.team("portal", "http://192.0.2.99:8080/")
+	got := e.waitFinal(e.enqueue(team.ID).ID, 30*time.Second)
+	if got.State != portal.JobFinished || got.Verdict != portal.VerdictFailed ||
+		!strings.Contains(strings.Join(got.Messages, "\n"), "worker's own machine, network link or cloud") {
+		t.Errorf("%s %s %s %q; want failed, naming the refusal", got.State, got.Verdict, got.Error, got.Messages)
+	}
+}
+
+// TestInterfaceAddrs: a machine's own addresses include its loopback.
+func TestInterfaceAddrs(t *testing.T) {
+	own, err := queue.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(own, netip.MustParseAddr("127.0.0.1")) {
+		t.Errorf("no 127.0.0.1 among %v", own)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"net/url"
 	"strings"
 	"sync"
@@ -40,7 +42,8 @@ type BenchArgs struct {
 	Timing  TimingArgs `json:"timing"`
 	Seed    uint64     `json:"seed,omitempty"`
 	// LocalTargets lets the run connect to the worker's own machine or
-	// link (portal.Settings.LocalTargets); otherwise DialControl refuses.
+	// link (portal.Settings.LocalTargets); otherwise a portal.DialGuard
+	// refuses.
 	LocalTargets bool `json:"local_targets,omitempty"`
 	// Kind is portal.KindValidation for a validation job, empty for a
 	// team's own: part of the unique key, so a team has one active job of
@@ -329,7 +332,13 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 		opts = append(opts, engine.WithSeed(rj.Args.Seed))
 	}
 	if !rj.Args.LocalTargets {
-		opts = append(opts, engine.WithDialControl(portal.DialControl))
+		// The worker's addresses are read for each job: a machine's may
+		// change during a contest.
+		own, err := q.cfg.OwnAddresses()
+		if err != nil {
+			return errored(portal.ReasonBenchError, fmt.Sprintf("worker %s cannot read its own addresses: %v", q.cfg.Worker, err), msgInfra)
+		}
+		opts = append(opts, engine.WithDialControl(portal.NewDialGuard(own).Control))
 	}
 	// A hung run is waited for at most half the job's wrap-up: the rest is
 	// for writing the outcome before the job may be rescued.
@@ -533,4 +542,19 @@ func (c *capped) String() string {
 		return c.b.String() + "\n[staff log cut]\n"
 	}
 	return c.b.String()
+}
+
+// InterfaceAddrs are the addresses of this machine's network interfaces.
+func InterfaceAddrs() ([]netip.Addr, error) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, err
+	}
+	own := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		if p, err := netip.ParsePrefix(a.String()); err == nil {
+			own = append(own, p.Addr())
+		}
+	}
+	return own, nil
 }
