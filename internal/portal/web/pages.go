@@ -123,6 +123,11 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewe
 	if line, ok := b.own[v.TeamID]; ok && b.frozen && v.TeamID != 0 {
 		data["Own"] = line
 	}
+	// The live rows carry no team's reason (they are everyone's); the
+	// script keeps the viewer's own from here.
+	if isOwn && v.TeamID != 0 && view.standings[own].Disqualified {
+		data["OwnDQ"] = view.standings[own].DQReason
+	}
 	s.render(w, r, http.StatusOK, "leaderboard", v, data)
 }
 

@@ -18,8 +18,9 @@ function watchJob(el) {
   es.addEventListener("done", () => { es.close(); location.reload(); });
 }
 
-// The leaderboard: rebuild its rows from "board" events ({frozen, rows}).
-// Team names go in as text, never as markup. During a freeze a team's own
+// The leaderboard: rebuild its rows from "board" events ({frozen, rows}),
+// counting the rebuilds in the table's data-updates. Team names go in as
+// text, never as markup. During a freeze a team's own
 // live score comes in "own" events.
 function watchBoard(table, changed) {
   const es = new EventSource(table.dataset.live);
@@ -48,7 +49,10 @@ function watchBoard(table, changed) {
         if (i === 1 && r.dq) {
           const note = document.createElement("small");
           note.className = "dq-note";
-          note.textContent = r.dq_reason ? "(disqualified: " + r.dq_reason + ")" : "(disqualified)";
+          // Staff's rows carry every reason; a team sees its own, which
+          // the page gave when it was served.
+          const reason = r.dq_reason || (tr.className.startsWith("own") ? table.dataset.ownDq : "");
+          note.textContent = reason ? "(disqualified: " + reason + ")" : "(disqualified)";
           td.append(" ", note);
         }
         tr.appendChild(td);
@@ -56,6 +60,7 @@ function watchBoard(table, changed) {
       fresh.appendChild(tr);
     }
     table.replaceChild(fresh, tbody);
+    table.dataset.updates = String((Number(table.dataset.updates) || 0) + 1);
     changed();
   });
   const note = document.getElementById("own-now");
