@@ -33,6 +33,17 @@ func CheckTarget(target string, local bool) (*url.URL, error) {
 	return u, nil
 }
 
+// TargetHost is the host u names, as no two teams' targets may share it
+// (Settings.LocalTargets aside): lowercase without a trailing dot, an IP
+// address in its one canonical spelling.
+func TargetHost(u *url.URL) string {
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Unmap().WithZone("").String()
+	}
+	return host
+}
+
 // DialGuard refuses a worker's connection to an address CheckTarget refuses
 // or to one of the worker's own (its interfaces' addresses: a target must
 // not be the worker's machine, nor the portal when it runs there), once a

@@ -151,6 +151,16 @@ func (c Contest) CheckEnqueue(team Team, now time.Time) error {
 	}
 }
 
+// CheckTargetChange refuses a change of team's target once the contest is
+// over for it: its validation run must measure the app it ended with.
+func (c Contest) CheckTargetChange(team Team, now time.Time) error {
+	if c.Phase(now, team.ExtraTime) == PhaseOver {
+		return Errorf(CodeConflict, "the contest is over (it ended for your team at %s): the target stays as it was",
+			stamp(c.EndFor(team.ExtraTime)))
+	}
+	return nil
+}
+
 // MaxExtraTime bounds a team's extra time.
 const MaxExtraTime = 24 * time.Hour
 

@@ -87,7 +87,7 @@ func Seed(ctx context.Context, s *store.Store, cfg Config) ([]Team, error) {
 	riverID := int64(0)
 	err = s.InTx(ctx, func(tx *store.Tx) error {
 		for i := range teams {
-			if err := tx.SetTarget(ctx, teams[i].ID, fmt.Sprintf("http://192.0.2.%d/", i%250+1)); err != nil {
+			if err := tx.SetTarget(ctx, teams[i].ID, fmt.Sprintf("http://192.0.2.%d/", i%250+1), ""); err != nil {
 				return err
 			}
 			for range cfg.History {

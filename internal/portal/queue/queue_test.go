@@ -463,7 +463,7 @@ func TestInfrastructureFaultsError(t *testing.T) {
 		}
 		// Staff run it again; the team's target now passes, once the test
 		// lets it (the rerun must still be the team's job below).
-		if err := e.store.SetTarget(ctx, team.ID, "http://held/"); err != nil {
+		if err := e.store.SetTarget(ctx, team.ID, "http://held/", ""); err != nil {
 			t.Fatal(err)
 		}
 		again, err := e.portal.Rerun(ctx, j.ID, portal.Actor{})

@@ -150,7 +150,7 @@ func testQuarantinedWorkerTakesNoJob(t *testing.T, db storetest.System) {
 	// "Re-run all errored": the three errored jobs run again, in one
 	// action with one entry; once they are, nothing is left to re-run.
 	for _, team := range faulty {
-		if err := e.store.SetTarget(ctx, team.ID, "http://pass/"); err != nil {
+		if err := e.store.SetTarget(ctx, team.ID, "http://pass/", ""); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -290,9 +290,14 @@ func (q *queries) insertTeam(ctx context.Context, name, target, invite, bracket 
 	return t, nil
 }
 
-// SetTarget sets a team's target URL.
-func (q *queries) SetTarget(ctx context.Context, teamID int64, target string) error {
-	res, err := q.exec(ctx, `UPDATE teams SET target = ? WHERE id = ?`, target, teamID)
+// SetTarget sets a team's target URL and, unless empty, its host
+// (portal.TargetHost), which no other team's target may have.
+func (q *queries) SetTarget(ctx context.Context, teamID int64, target, host string) error {
+	res, err := q.exec(ctx, `UPDATE teams SET target = ?, target_host = ? WHERE id = ?`, target,
+		sql.NullString{String: host, Valid: host != ""}, teamID)
+	if q.dialect.uniqueViolation(err) {
+		return portal.Errorf(portal.CodeConflict, "another team's target is on %s: a host serves one team", host)
+	}
 	if err != nil {
 		return fmt.Errorf("store: setting team %d's target: %w", teamID, err)
 	}

@@ -190,7 +190,7 @@ func testContestAndTeams(t *testing.T, db storetest.System) {
 	if _, err := s.CreateTeam(ctx, "alpha", ""); portal.ErrorCode(err) != portal.CodeConflict {
 		t.Errorf("a second alpha: %v", err)
 	}
-	if err := s.SetTarget(ctx, a.ID, "http://127.0.0.1:2/"); err != nil {
+	if err := s.SetTarget(ctx, a.ID, "http://127.0.0.1:2/", ""); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := s.Team(ctx, a.ID); err != nil || got.Target != "http://127.0.0.1:2/" || got.Name != "alpha" {
@@ -204,6 +204,45 @@ func testContestAndTeams(t *testing.T, db storetest.System) {
 // TestJobTransitions drives a job row through the store's compare-and-set
 // updates and checks that every illegal move is refused with a
 // *portal.TransitionError and changes nothing.
+// TestOneTeamPerHost: a target's host, when kept, is one team's: a second
+// team's target on it is a conflict, whatever its port; the team itself may
+// change port or path; a target without a host (a contest on one machine)
+// is under no such rule.
+func TestOneTeamPerHost(t *testing.T) { systems.Run(t, testOneTeamPerHost) }
+
+func testOneTeamPerHost(t *testing.T, db storetest.System) {
+	ctx := context.Background()
+	s := open(t, db.NewDSN(t), time.Now)
+	a, err := s.CreateTeam(ctx, "alpha", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.CreateTeam(ctx, "beta", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTarget(ctx, a.ID, "http://10.0.0.1:8080/", "10.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTarget(ctx, b.ID, "http://10.0.0.1:9090/", "10.0.0.1"); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("a second team on 10.0.0.1: %v", err)
+	}
+	if got, err := s.Team(ctx, b.ID); err != nil || got.Target != "" {
+		t.Errorf("the refused target was kept: %+v, %v", got, err)
+	}
+	if err := s.SetTarget(ctx, a.ID, "http://10.0.0.1:9090/app/", "10.0.0.1"); err != nil {
+		t.Errorf("the same team on another port: %v", err)
+	}
+	for _, id := range []int64{a.ID, b.ID} {
+		if err := s.SetTarget(ctx, id, "http://127.0.0.1:8080/", ""); err != nil {
+			t.Errorf("team %d on one machine: %v", id, err)
+		}
+	}
+	if err := s.SetTarget(ctx, b.ID, "http://10.0.0.1/", "10.0.0.1"); err != nil {
+		t.Errorf("a host its team left: %v", err)
+	}
+}
+
 func TestJobTransitions(t *testing.T) { systems.Run(t, testJobTransitions) }
 
 func testJobTransitions(t *testing.T, db storetest.System) {

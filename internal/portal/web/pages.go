@@ -215,11 +215,26 @@ func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	target := strings.TrimSpace(r.PostFormValue("target"))
-	if _, err := portal.CheckTarget(target, c.Settings.LocalTargets); err != nil {
+	u, err := portal.CheckTarget(target, c.Settings.LocalTargets)
+	if err != nil {
 		s.fail(w, r, v, err)
 		return
 	}
-	if err := s.store.SetTarget(r.Context(), v.TeamID, target); err != nil {
+	team, err := s.store.Team(r.Context(), v.TeamID)
+	if err == nil {
+		err = c.CheckTargetChange(team, s.cfg.Now())
+	}
+	if err != nil {
+		s.fail(w, r, v, err)
+		return
+	}
+	// On one machine every team's app is on the same host; elsewhere a
+	// host serves one team, lest a team be scored on another's app.
+	host := ""
+	if !c.Settings.LocalTargets {
+		host = portal.TargetHost(u)
+	}
+	if err := s.store.SetTarget(r.Context(), v.TeamID, target, host); err != nil {
 		s.fail(w, r, v, err)
 		return
 	}

@@ -135,10 +135,10 @@ func newSiteAt(t *testing.T, dsn string, options ...func(*web.Config)) *site {
 	if st.teamB, err = s.CreateTeamFor(ctx, b.ID, "bees", ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetTarget(ctx, teamA.ID, targetA); err != nil {
+	if err := s.SetTarget(ctx, teamA.ID, targetA, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetTarget(ctx, st.teamB.ID, targetB); err != nil {
+	if err := s.SetTarget(ctx, st.teamB.ID, targetB, ""); err != nil {
 		t.Fatal(err)
 	}
 	res, _ := json.Marshal(&engine.Result{Problem: example.Name, Passed: true, Score: 4321, Messages: []string{evilMessage}})
@@ -670,6 +670,43 @@ func TestLocalTargetsOnlyWhenAllowed(t *testing.T) {
 	}
 	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://127.0.0.1:8080/"}}, nil); resp.StatusCode != see {
 		t.Errorf("a local target once allowed: %d", resp.StatusCode)
+	}
+}
+
+// TestTargetsAreOneTeamsAndFixedAtTheEnd: a team cannot register a host
+// another team's target is on (however the host is spelled), and once the
+// contest is over for it, cannot change its target: its validation run
+// measures the app it ended with.
+func TestTargetsAreOneTeamsAndFixedAtTheEnd(t *testing.T) {
+	st := newSite(t)
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://Team-A.example.:8080/"}}, nil); resp.StatusCode != see {
+		t.Fatalf("team A's own host: %d", resp.StatusCode)
+	}
+	for _, target := range []string{"http://team-a.example/", "https://TEAM-A.EXAMPLE:9443/x"} {
+		if resp := st.post(st.users["b"], "/team/target", url.Values{"target": {target}}, nil); resp.StatusCode != http.StatusConflict {
+			t.Errorf("team B on team A's host (%s): %d", target, resp.StatusCode)
+		}
+	}
+	if resp := st.post(st.users["b"], "/team/target", url.Values{"target": {"http://[::ffff:10.9.8.8]:81/"}}, nil); resp.StatusCode != see {
+		t.Fatalf("team B's own host: %d", resp.StatusCode)
+	}
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://10.9.8.8/"}}, nil); resp.StatusCode != http.StatusConflict {
+		t.Errorf("team A on team B's address, spelled without ::ffff: %d", resp.StatusCode)
+	}
+	ctx := context.Background()
+	c, err := st.store.Contest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.StartsAt, c.EndsAt = st.clock.Now().Add(-2*time.Hour), st.clock.Now().Add(-time.Minute)
+	if err := st.store.SetContest(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://team-a2.example/"}}, nil); resp.StatusCode != http.StatusConflict {
+		t.Errorf("a target changed after the end: %d", resp.StatusCode)
+	}
+	if team, err := st.store.Team(ctx, st.teamB.ID); err != nil || team.Target != "http://[::ffff:10.9.8.8]:81/" {
+		t.Errorf("team B's target %q, %v", team.Target, err)
 	}
 }
 
