@@ -1,6 +1,7 @@
 package portal
 
 import (
+	"net/netip"
 	"reflect"
 	"slices"
 	"time"
@@ -70,6 +71,10 @@ type Settings struct {
 	// one machine. Otherwise such targets are refused when registered and
 	// whenever a worker connects (see CheckTarget, DialGuard).
 	LocalTargets bool
+	// TargetNetworks, when any, are the only address ranges a worker
+	// connects to (the team servers' network), whatever a name resolves
+	// to; none: any address but those always refused (see CheckTarget).
+	TargetNetworks []netip.Prefix
 	// Ranking is how a team's score is chosen among its passed jobs
 	// (RankLatest when empty).
 	Ranking RankRule
@@ -105,6 +110,14 @@ func (s Settings) Check() error {
 	if s.ValidationThreshold < 0 || s.ValidationThreshold > 100 {
 		return Errorf(CodeInvalid, "contest settings: a validation threshold of %d%% (0 to 100)", s.ValidationThreshold)
 	}
+	if len(s.TargetNetworks) > MaxTargetNetworks {
+		return Errorf(CodeInvalid, "contest settings: at most %d target networks", MaxTargetNetworks)
+	}
+	for _, p := range s.TargetNetworks {
+		if !p.IsValid() || p != p.Masked() {
+			return Errorf(CodeInvalid, "contest settings: %s is not a network (its address bits past /%d must be zero: %s)", p, p.Bits(), p.Masked())
+		}
+	}
 	if len(s.Brackets) > MaxBrackets {
 		return Errorf(CodeInvalid, "contest settings: at most %d brackets", MaxBrackets)
 	}
@@ -129,10 +142,11 @@ func (s Settings) Rule() RankRule {
 
 // Equal reports whether s and o are the same settings.
 func (s Settings) Equal(o Settings) bool {
-	if !slices.Equal(s.Brackets, o.Brackets) {
+	if !slices.Equal(s.Brackets, o.Brackets) || !slices.Equal(s.TargetNetworks, o.TargetNetworks) {
 		return false
 	}
 	s.Brackets, o.Brackets = nil, nil
+	s.TargetNetworks, o.TargetNetworks = nil, nil
 	return reflect.DeepEqual(s, o)
 }
 

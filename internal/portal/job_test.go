@@ -103,7 +103,7 @@ func TestCheckTarget(t *testing.T) {
 		"": false, "  ": false, "ftp://x/": false, "/relative": false, "http://": false, "http://:80/": false,
 	} {
 		for _, local := range []bool{false, true} {
-			if _, err := portal.CheckTarget(target, local); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeInvalid {
+			if _, err := portal.CheckTarget(target, portal.TargetRules{Local: local}); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeInvalid {
 				t.Errorf("%q (local %v): %v", target, local, err)
 			}
 		}
@@ -114,19 +114,58 @@ func TestCheckTarget(t *testing.T) {
 		"http://[fe80::1]/", "http://224.0.0.1/", "http://[fd00:ec2::254]/latest/meta-data/", "http://100.100.100.200/",
 		"http://168.63.129.16/", "http://metadata.google.internal/computeMetadata/v1/", "http://Metadata./",
 	} {
-		if _, err := portal.CheckTarget(target, false); portal.ErrorCode(err) != portal.CodeInvalid {
+		if _, err := portal.CheckTarget(target, portal.TargetRules{}); portal.ErrorCode(err) != portal.CodeInvalid {
 			t.Errorf("%q: %v, want refused", target, err)
 		}
-		if _, err := portal.CheckTarget(target, true); err != nil {
+		if _, err := portal.CheckTarget(target, portal.TargetRules{Local: true}); err != nil {
 			t.Errorf("%q with local targets allowed: %v", target, err)
 		}
+	}
+}
+
+// TestTargetNetworks: with networks set, a target's address must be in one
+// of them, at registration (an address) and at every connection (whatever
+// a name resolved to); the always-refused addresses stay refused inside.
+func TestTargetNetworks(t *testing.T) {
+	nets, err := portal.ParseNetworks("10.1.0.0/16, 2001:db8:1::/48 192.0.2.9")
+	if err != nil || len(nets) != 3 || nets[2] != netip.MustParsePrefix("192.0.2.9/32") {
+		t.Fatalf("%v %v", nets, err)
+	}
+	r := portal.TargetRules{Networks: nets}
+	for target, ok := range map[string]bool{
+		"http://10.1.2.3:8080/": true, "http://[2001:db8:1::5]/": true, "http://192.0.2.9/": true, "http://team.example/": true,
+		"http://10.2.0.1/": false, "http://192.0.2.10/": false, "http://[2001:db8:2::5]/": false, "http://[::ffff:10.2.0.1]/": false,
+	} {
+		if _, err := portal.CheckTarget(target, r); (err == nil) != ok {
+			t.Errorf("%s: %v", target, err)
+		}
+	}
+	g := portal.NewDialGuard(nil, nets)
+	for addr, ok := range map[string]bool{
+		"10.1.2.3:80": true, "[::ffff:10.1.2.3]:80": true, "192.0.2.9:443": true,
+		"10.2.0.1:80": false, "203.0.113.9:80": false,
+	} {
+		if err := g.Control("tcp", addr, nil); (err == nil) != ok || err != nil && portal.ErrorCode(err) != portal.CodeDenied {
+			t.Errorf("%s: %v", addr, err)
+		}
+	}
+	if err := portal.NewDialGuard(nil, []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}).Control("tcp", "127.0.0.1:80", nil); err == nil {
+		t.Error("loopback let through inside a network that holds it")
+	}
+	for _, bad := range []string{"10.1.0.0/33", "team.example", "fe80::1%eth0"} {
+		if _, err := portal.ParseNetworks(bad); portal.ErrorCode(err) != portal.CodeInvalid {
+			t.Errorf("%q: %v", bad, err)
+		}
+	}
+	if err := (portal.Settings{TargetNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.2.3/16")}}).Check(); portal.ErrorCode(err) != portal.CodeInvalid {
+		t.Errorf("an unmasked network: %v", err)
 	}
 }
 
 // TestDialGuard: the address a name resolved to is refused when local, a
 // cloud's metadata address or one of the worker's own.
 func TestDialGuard(t *testing.T) {
-	g := portal.NewDialGuard([]netip.Addr{netip.MustParseAddr("192.0.2.7"), netip.MustParseAddr("2001:db8::7")})
+	g := portal.NewDialGuard([]netip.Addr{netip.MustParseAddr("192.0.2.7"), netip.MustParseAddr("2001:db8::7")}, nil)
 	for addr, ok := range map[string]bool{
 		"10.0.0.1:80": true, "203.0.113.9:443": true, "[2001:db8::1]:80": true, "100.100.100.201:80": true, "[fd00:ec2::253]:80": true,
 		"127.0.0.1:80": false, "[::1]:8080": false, "169.254.169.254:80": false, "[::ffff:127.0.0.1]:80": false, "0.0.0.0:80": false,

@@ -476,12 +476,12 @@ func (q *Queue) contestForEnqueue(ctx context.Context, tx *store.Tx) (portal.Con
 // duplicate returns the active River job and errDuplicate.
 func (q *Queue) insertTx(ctx context.Context, tx *store.Tx, c portal.Contest, team portal.Team, kind portal.JobKind,
 	rerunOf int64) (portal.Job, *rivertype.JobRow, error) {
-	if _, err := portal.CheckTarget(team.Target, c.Settings.LocalTargets); err != nil {
+	if _, err := portal.CheckTarget(team.Target, c.Settings.Targets()); err != nil {
 		return portal.Job{}, nil, err
 	}
 	timing := c.Timing()
 	args := BenchArgs{TeamID: team.ID, Problem: c.Problem, Timing: timingArgsOf(timing), Seed: c.Settings.Seed,
-		LocalTargets: c.Settings.LocalTargets}
+		LocalTargets: c.Settings.LocalTargets, Networks: c.Settings.TargetNetworks}
 	if kind == portal.KindValidation {
 		args.JobKind = kind
 	}

@@ -671,6 +671,20 @@ func TestWorkerRefusesItsOwnAddresses(t *testing.T) {
 	}
 }
 
+// TestEnqueueKeepsToTheNetworks: with the contest's target networks set, a
+// team whose target is outside them cannot enqueue.
+func TestEnqueueKeepsToTheNetworks(t *testing.T) {
+	c := contest(time.Second)
+	c.Settings.LocalTargets = false
+	c.Settings.TargetNetworks = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}
+	e := newEnv(t, c)
+	out := e.team("outside", "http://198.51.100.7/")
+	if _, err := e.portal.Enqueue(context.Background(), out.ID); portal.ErrorCode(err) != portal.CodeInvalid ||
+		!strings.Contains(err.Error(), "outside the contest's networks") {
+		t.Errorf("a target outside the networks: %v", err)
+	}
+}
+
 // TestInterfaceAddrs: a machine's own addresses include its loopback.
 func TestInterfaceAddrs(t *testing.T) {
 	own, err := queue.InterfaceAddrs()

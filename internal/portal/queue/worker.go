@@ -45,6 +45,9 @@ type BenchArgs struct {
 	// link (portal.Settings.LocalTargets); otherwise a portal.DialGuard
 	// refuses.
 	LocalTargets bool `json:"local_targets,omitempty"`
+	// Networks are the contest's target networks (Settings.TargetNetworks)
+	// when the job was queued: outside them a portal.DialGuard refuses.
+	Networks []netip.Prefix `json:"networks,omitempty"`
 	// Kind is portal.KindValidation for a validation job, empty for a
 	// team's own: part of the unique key, so a team has one active job of
 	// each kind (a team's own jobs keep the key they always had).
@@ -319,7 +322,7 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 	if !ok {
 		return errored(portal.ReasonCannotRun, fmt.Sprintf("worker %s cannot run problem %q", q.cfg.Worker, job.Problem), msgInfra)
 	}
-	target, err := portal.CheckTarget(job.Target, rj.Args.LocalTargets)
+	target, err := portal.CheckTarget(job.Target, portal.TargetRules{Local: rj.Args.LocalTargets, Networks: rj.Args.Networks})
 	if err != nil {
 		return errored(portal.ReasonBenchError, err.Error(), msgInfra)
 	}
@@ -338,7 +341,7 @@ func (q *Queue) run(ctx context.Context, rj *river.Job[BenchArgs], job portal.Jo
 		if err != nil {
 			return errored(portal.ReasonBenchError, fmt.Sprintf("worker %s cannot read its own addresses: %v", q.cfg.Worker, err), msgInfra)
 		}
-		opts = append(opts, engine.WithDialControl(portal.NewDialGuard(own).Control))
+		opts = append(opts, engine.WithDialControl(portal.NewDialGuard(own, rj.Args.Networks).Control))
 	}
 	// A hung run is waited for at most half the job's wrap-up: the rest is
 	// for writing the outcome before the job may be rescued.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
@@ -25,6 +26,7 @@ type settingsJSON struct {
 	WrapUpMS     int64           `json:"wrap_up_ms,omitempty"`
 	MaxTeamSize  int             `json:"max_team_size,omitempty"`
 	LocalTargets bool            `json:"local_targets,omitempty"`
+	Networks     []netip.Prefix  `json:"target_networks,omitempty"`
 	Ranking      portal.RankRule `json:"ranking,omitempty"`
 	Brackets     []string        `json:"brackets,omitempty"`
 	Threshold    int             `json:"validation_threshold,omitempty"`
@@ -38,7 +40,7 @@ func settingsOf(s portal.Settings) settingsJSON {
 		InitializeMS: ms(s.InitializeTimeout), PreCheckMS: ms(s.PreCheckTimeout), FinalCheckMS: ms(s.FinalCheckTimeout),
 		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
 		MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking, Brackets: s.Brackets,
-		Threshold: s.ValidationThreshold,
+		Threshold: s.ValidationThreshold, Networks: s.TargetNetworks,
 	}
 }
 
@@ -47,7 +49,7 @@ func (s settingsJSON) settings() portal.Settings {
 		InitializeTimeout: fromMS(s.InitializeMS), PreCheckTimeout: fromMS(s.PreCheckMS), FinalCheckTimeout: fromMS(s.FinalCheckMS),
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
 		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking,
-		Brackets: s.Brackets, ValidationThreshold: s.Threshold,
+		Brackets: s.Brackets, ValidationThreshold: s.Threshold, TargetNetworks: s.Networks,
 	}
 }
 

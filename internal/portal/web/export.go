@@ -33,8 +33,10 @@ type (
 		Brackets     []string        `json:"brackets"`
 		TeamSize     int             `json:"team_size"`
 		LocalTargets bool            `json:"local_targets"`
-		MaxAttempts  int             `json:"max_attempts"`
-		Seed         uint64          `json:"seed"`
+		// TargetNetworks are the target networks, CIDR.
+		TargetNetworks []string `json:"target_networks"`
+		MaxAttempts    int      `json:"max_attempts"`
+		Seed           uint64   `json:"seed"`
 		// ValidationThreshold is in percent (portal.Settings.Threshold).
 		ValidationThreshold int            `json:"validation_threshold"`
 		Timeline            exportTimeline `json:"timeline"`
@@ -279,7 +281,8 @@ func exportContestOf(c portal.Contest, now time.Time) exportContest {
 	t := c.Timeline
 	return exportContest{Problem: c.Problem, LoadSeconds: c.LoadDuration.Seconds(), Ranking: c.Settings.Rule(),
 		Brackets: orEmpty(c.Settings.Brackets), TeamSize: c.Settings.TeamSize(), LocalTargets: c.Settings.LocalTargets,
-		MaxAttempts: c.Settings.Attempts(), Seed: c.Settings.Seed, ValidationThreshold: c.Settings.Threshold(), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
+		TargetNetworks: portal.CIDRs(c.Settings.TargetNetworks),
+		MaxAttempts:    c.Settings.Attempts(), Seed: c.Settings.Seed, ValidationThreshold: c.Settings.Threshold(), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
 		Timeline: exportTimeline{RegistrationAt: timeOrNull(t.RegistrationAt), StartsAt: timeOrNull(t.StartsAt),
 			FreezesAt: timeOrNull(t.FreezesAt), EndsAt: timeOrNull(t.EndsAt), RevealsAt: timeOrNull(t.RevealsAt)}}
 }

@@ -215,7 +215,7 @@ func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
 		return
 	}
 	target := strings.TrimSpace(r.PostFormValue("target"))
-	u, err := portal.CheckTarget(target, c.Settings.LocalTargets)
+	u, err := portal.CheckTarget(target, c.Settings.Targets())
 	if err != nil {
 		s.fail(w, r, v, err)
 		return
@@ -339,6 +339,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		"Problems": s.cfg.Problems, "Teams": teams, "Members": members, "Workers": workers, "Accounts": len(accounts),
 		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
 		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
+		"Networks": strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
 	})
 }
 
@@ -423,6 +424,12 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 			if b = strings.TrimSpace(b); b != "" {
 				settings.Brackets = append(settings.Brackets, b)
 			}
+		}
+	}
+	if r.PostForm.Has("target_networks") {
+		if settings.TargetNetworks, err = portal.ParseNetworks(r.PostFormValue("target_networks")); err != nil {
+			s.fail(w, r, v, err)
+			return
 		}
 	}
 	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), problem, load, settings); err != nil {

@@ -710,6 +710,39 @@ func TestTargetsAreOneTeamsAndFixedAtTheEnd(t *testing.T) {
 	}
 }
 
+// TestTargetNetworksFromTheAdminPage: the admin page says targets are
+// unrestricted until the admin sets the team servers' networks; then a
+// target outside them is refused, one inside taken, and a bad network is
+// refused with the settings unchanged.
+func TestTargetNetworksFromTheAdminPage(t *testing.T) {
+	st := newSite(t)
+	if _, doc := st.page("admin", "/admin"); doc.Find("#targets-unrestricted").Length() != 1 {
+		t.Error("no word that targets are unrestricted")
+	}
+	form := url.Values{"problem": {example.Name}, "target_networks": {"10.9.0.0/16, 192.0.2.0/24"}}
+	if resp := st.post(st.users["admin"], "/admin/contest", form, nil); resp.StatusCode != see {
+		t.Fatalf("setting the networks: %d", resp.StatusCode)
+	}
+	_, doc := st.page("admin", "/admin")
+	if doc.Find("#targets-unrestricted").Length() != 0 || doc.Find(`input[name=target_networks]`).AttrOr("value", "") != "10.9.0.0/16, 192.0.2.0/24" {
+		t.Errorf("the page after: unrestricted %d, networks %q", doc.Find("#targets-unrestricted").Length(),
+			doc.Find(`input[name=target_networks]`).AttrOr("value", ""))
+	}
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://203.0.113.5/"}}, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a target outside the networks: %d", resp.StatusCode)
+	}
+	if resp := st.post(st.users["a"], "/team/target", url.Values{"target": {"http://10.9.1.2:8080/"}}, nil); resp.StatusCode != see {
+		t.Errorf("a target inside: %d", resp.StatusCode)
+	}
+	form.Set("target_networks", "10.9.0.0/33")
+	if resp := st.post(st.users["admin"], "/admin/contest", form, nil); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a bad network: %d", resp.StatusCode)
+	}
+	if c, err := st.store.Contest(context.Background()); err != nil || len(c.Settings.TargetNetworks) != 2 {
+		t.Errorf("networks %v after a bad form, %v", c.Settings.TargetNetworks, err)
+	}
+}
+
 // TestScoresRoundAsTheScriptDoes: a half is rounded up on the page, as the
 // live script's Math.round does, so a live update shows the same digits.
 func TestScoresRoundAsTheScriptDoes(t *testing.T) {
