@@ -34,7 +34,9 @@ type Bulk struct {
 // with a target, hidden and disqualified teams too (staff judge them all;
 // neither takes a rank anyway), for staff (by), once the contest has ended:
 // a post-contest check that each team's app still scores what it scored.
-// Each runs the team's current target like any job, ignoring the end; a
+// Each runs the target of the team's last passed job (the app its last
+// score came from; its current target if none passed) like any job,
+// ignoring the end; a
 // team whose validation job is still queued or running is left out. The
 // jobs and one audit entry are written in one transaction: nothing queued
 // leaves no entry (CodeConflict).
@@ -59,6 +61,13 @@ func (q *Queue) Validate(ctx context.Context, by portal.Actor) (Bulk, error) {
 			return err
 		}
 		for _, t := range teams {
+			last, err := tx.LastPassedJob(ctx, t.ID)
+			switch {
+			case err == nil:
+				t.Target = last.Target
+			case portal.ErrorCode(err) != portal.CodeNotFound:
+				return err
+			}
 			if t.Target == "" {
 				out.Skipped[t.ID] = "no target"
 				continue

@@ -292,6 +292,35 @@ func testValidationRuns(t *testing.T, db storetest.System) {
 	}
 }
 
+// TestValidationRunsTheLastPassedTarget: a team that passed on one target
+// and then pointed at another is validated on the first, the app its score
+// came from.
+func TestValidationRunsTheLastPassedTarget(t *testing.T) {
+	ctx := context.Background()
+	c := contest(time.Second)
+	c.EndsAt = time.Now().Add(time.Hour)
+	e := newEnv(t, c)
+	e.worker("w1", queue.Config{Runner: &fakeRunner{calls: map[string]int{}}})
+	team := e.team("delta", "http://pass/")
+	if got := e.waitFinal(e.enqueue(team.ID).ID, 10*time.Second); got.Verdict != portal.VerdictPassed {
+		t.Fatalf("delta's job %+v", got)
+	}
+	if err := e.store.SetTarget(ctx, team.ID, "http://broken/", ""); err != nil {
+		t.Fatal(err)
+	}
+	c.EndsAt = time.Now().Add(-time.Second)
+	if err := e.store.SetContest(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	b, err := e.portal.Validate(ctx, root)
+	if err != nil || len(b.Queued) != 1 || b.Queued[0].Target != "http://pass/" {
+		t.Fatalf("validate: %+v, %v", b, err)
+	}
+	if got := e.waitFinal(b.Queued[0].ID, 10*time.Second); got.Verdict != portal.VerdictPassed || got.Score != 12 {
+		t.Errorf("delta's validation %+v", got)
+	}
+}
+
 // TestDisqualifiedTeamCannotEnqueue: a disqualified team's enqueue is
 // refused and leaves no job; lifted, it enqueues. Each change is one entry;
 // a refused one none.

@@ -100,6 +100,13 @@ func (q *queries) listJobs(ctx context.Context, query string, args ...any) ([]po
 	return out, rows.Err()
 }
 
+// LastPassedJob reads a team's newest own job that passed: the app its
+// last score came from (CodeNotFound if none).
+func (q *queries) LastPassedJob(ctx context.Context, teamID int64) (portal.Job, error) {
+	return q.jobWhere(ctx, fmt.Sprintf("a passed job of team %d", teamID),
+		`id = (SELECT MAX(id) FROM jobs WHERE team_id = ? AND kind = 'normal' AND state = 'finished' AND verdict = 'passed')`, teamID)
+}
+
 // TeamJobs lists a team's own jobs, the newest first: its validation jobs
 // are not among them (teams never see those).
 func (q *queries) TeamJobs(ctx context.Context, teamID int64) ([]portal.Job, error) {
