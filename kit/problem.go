@@ -218,6 +218,39 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	release, err := p.lockWorkingData(webapp, cfg)
+	if err != nil {
+		return nil, err
+	}
+	app, err := p.serve(ctx, cfg, problem, webapp, dataEnv)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return launch.NewApp(app.URL, func(ctx context.Context) error {
+		defer release()
+		return app.Stop(ctx)
+	}), nil
+}
+
+// lockWorkingData locks the working data an app keeps in webapp/data on its
+// embedded database, one lock per language; it locks nothing for an app
+// given a database, one built from elsewhere (a test's patched copy, on a
+// database of its own) or one without data files.
+func (p Problem) lockWorkingData(webapp string, cfg ServeConfig) (func(), error) {
+	if cfg.DB != "" || cfg.AppDir != "" || (p.Data == nil && p.DataDir == nil) {
+		return func() {}, nil
+	}
+	dir := filepath.Join(webapp, "data")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return lockData(filepath.Join(dir, "serve-"+cfg.Lang+".lock"),
+		fmt.Sprintf("the %s app's working data in %s", cfg.Lang, dir))
+}
+
+// serve builds and starts the app of Serve, with the services it calls.
+func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp string, dataEnv []string) (*App, error) {
 	appDir := filepath.Join(webapp, cfg.Lang)
 	if cfg.Lang == TunedLang {
 		appDir = filepath.Join(problem, "solutions", p.Tuned)
@@ -228,6 +261,7 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 		appDir, bin = cfg.AppDir, filepath.Join(cfg.AppDir, name)
 	}
 	var cmd *exec.Cmd
+	var err error
 	if launch.IsPython(appDir) {
 		venv := filepath.Join(cfg.Root, "build", "venv-"+name)
 		if err := launch.EnsureVenv(ctx, venv, filepath.Join(appDir, "requirements.txt"), cfg.Log); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -46,4 +47,37 @@ func TestEnsureData(t *testing.T) {
 	if _, err := p.ensureData(webapp, &log); !errors.Is(err, failed) {
 		t.Errorf("a failing DataDir: %v", err)
 	}
+}
+
+// TestWorkingDataLock: two apps of one language on the embedded database of
+// one checkout would undo each other's writes, so the second is refused
+// until the first stops; another language, a database of its own, or a
+// problem without data files takes no lock.
+func TestWorkingDataLock(t *testing.T) {
+	webapp := t.TempDir()
+	p := Problem{Name: "x", Data: func(string) (bool, error) { return false, nil }}
+	release, err := p.lockWorkingData(webapp, ServeConfig{Lang: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.lockWorkingData(webapp, ServeConfig{Lang: "go"}); err == nil || !strings.Contains(err.Error(), "another app is running") {
+		t.Errorf("a second app on the same data: %v", err)
+	}
+	for _, cfg := range []ServeConfig{{Lang: "python"}, {Lang: "go", DB: "sqlite:/tmp/x.db"}, {Lang: "go", AppDir: "/tmp/patched"}} {
+		other, err := p.lockWorkingData(webapp, cfg)
+		if err != nil {
+			t.Errorf("%+v: %v", cfg, err)
+			continue
+		}
+		other()
+	}
+	if _, err := (Problem{Name: "y"}).lockWorkingData(webapp, ServeConfig{Lang: "go"}); err != nil {
+		t.Errorf("a problem without data files: %v", err)
+	}
+	release()
+	again, err := p.lockWorkingData(webapp, ServeConfig{Lang: "go"})
+	if err != nil {
+		t.Fatalf("after the first app stopped: %v", err)
+	}
+	again()
 }
