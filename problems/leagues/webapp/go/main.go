@@ -843,6 +843,14 @@ func (app *App) competitionBilling(tdb *sqlx.DB, tenantID int64, c Competition) 
 	if !c.FinishedAt.Valid {
 		return b, nil
 	}
+	var visits []struct {
+		PlayerID int64 `db:"player_id"`
+		FirstAt  int64 `db:"first_at"`
+	}
+	if err := app.db.Select(&visits, "SELECT player_id, MIN(created_at) AS first_at FROM visit_history "+
+		"WHERE tenant_id = ? AND competition_id = ? GROUP BY player_id", tenantID, c.ID); err != nil {
+		return b, err
+	}
 	// The scores are read under the tenant's lock, lest an upload change them half way.
 	unlock, err := app.lockTenant(tenantID)
 	if err != nil {
@@ -856,14 +864,6 @@ func (app *App) competitionBilling(tdb *sqlx.DB, tenantID int64, c Competition) 
 	scored := map[int64]bool{}
 	for _, s := range scores {
 		scored[s.PlayerID] = true
-	}
-	var visits []struct {
-		PlayerID int64 `db:"player_id"`
-		FirstAt  int64 `db:"first_at"`
-	}
-	if err := app.db.Select(&visits, "SELECT player_id, MIN(created_at) AS first_at FROM visit_history "+
-		"WHERE tenant_id = ? AND competition_id = ? GROUP BY player_id", tenantID, c.ID); err != nil {
-		return b, err
 	}
 	for _, v := range visits {
 		if v.FirstAt <= c.FinishedAt.Int64 && !scored[v.PlayerID] {

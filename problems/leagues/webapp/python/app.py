@@ -505,12 +505,13 @@ def competition_billing(tdb, tenant_id, c):
             "scored": 0, "viewed": 0, "billing": 0}
     if c["finished_at"] is None:
         return bill
+    visits = admin_query("SELECT player_id, MIN(created_at) AS first_at FROM visit_history "
+                         "WHERE tenant_id = ? AND competition_id = ? GROUP BY player_id", tenant_id, c["id"])
+    # The scores are read under the tenant's lock, lest an upload change them half way.
     with tenant_lock(tenant_id):
         scores = tdb.execute("SELECT * FROM player_score WHERE competition_id = ? AND upload = ?",
                              (c["id"], c["last_upload"])).fetchall()
         scored = {s["player_id"] for s in scores}
-        visits = admin_query("SELECT player_id, MIN(created_at) AS first_at FROM visit_history "
-                             "WHERE tenant_id = ? AND competition_id = ? GROUP BY player_id", tenant_id, c["id"])
     viewed = sum(1 for v in visits if v["first_at"] <= c["finished_at"] and v["player_id"] not in scored)
     bill["scored"], bill["viewed"] = len(scored), viewed
     bill["billing"] = YEN_PER_SCORED * len(scored) + YEN_PER_VIEWER * viewed
