@@ -64,8 +64,8 @@ func (m *model) checkPlayers(res *engine.Response, t *tenant, list []playerJSON)
 		}
 		p := t.byID[id]
 		if p == nil {
-			if t.pendingPlay[*got.DisplayName] == 0 || *got.IsDisqualified || m.idTakenLocked(id) {
-				return wrong(res, "unknown-player", "player %d (%q) was never added to tenant %s", id, *got.DisplayName, t.name)
+			if why := m.unknownPlayerLocked(t, got); why != "" {
+				return wrong(res, "unknown-player", "player %d (%q) %s", id, *got.DisplayName, why)
 			}
 			if why := m.idAboveLocked(id); why != "" {
 				return wrong(res, "id", "%s", why)
@@ -85,6 +85,21 @@ func (m *model) checkPlayers(res *engine.Response, t *tenant, list []playerJSON)
 		}
 	}
 	return nil
+}
+
+// unknownPlayerLocked says why got, listed as t's player though the model
+// does not know it, cannot be one whose creation was unsure; empty when it can.
+func (m *model) unknownPlayerLocked(t *tenant, got playerJSON) string {
+	switch {
+	case t.pendingPlay[*got.DisplayName] == 0:
+		return "was never added to tenant " + t.name
+	case *got.IsDisqualified:
+		return "shows as disqualified, but was being added to tenant " + t.name + " and nobody disqualified them"
+	}
+	if owner := m.idOwnerLocked(*got.ID); owner != "" {
+		return "of tenant " + t.name + " has the id of " + owner
+	}
+	return ""
 }
 
 // checkCompetitionJSON checks one competition object against c.

@@ -352,13 +352,20 @@ func (m *model) idAboveLocked(id int64) string {
 	return ""
 }
 
-func (m *model) idTakenLocked(id int64) bool {
+func (m *model) idTakenLocked(id int64) bool { return m.idOwnerLocked(id) != "" }
+
+// idOwnerLocked names what holds id in the model ("player 7 of tenant x"), or
+// is empty when nothing does.
+func (m *model) idOwnerLocked(id int64) string {
 	for _, t := range m.tenants {
-		if t.byID[id] != nil || t.compByID[id] != nil {
-			return true
+		if p := t.byID[id]; p != nil {
+			return fmt.Sprintf("player %d (%q) of tenant %s", id, p.name, t.name)
+		}
+		if c := t.compByID[id]; c != nil {
+			return fmt.Sprintf("competition %d (%q) of tenant %s", id, c.title, t.name)
 		}
 	}
-	return false
+	return ""
 }
 
 func (m *model) sawIDLocked(id int64) {

@@ -1,10 +1,13 @@
 package leagues
 
 import (
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/problems/leagues/data"
 	"github.com/tunecon/tunecon/problems/leagues/keys"
 )
@@ -233,5 +236,39 @@ func TestMergeSpans(t *testing.T) {
 	}
 	if !inSpans([]span{{0, 0}, {110, 120}}, 110) || inSpans([]span{{0, 0}, {110, 120}}, 100) {
 		t.Error("inSpans")
+	}
+}
+
+// TestUnknownPlayer: a player the model does not know may show in the
+// organizer's list only while a player of that name is being added, not
+// disqualified, with an id nothing else holds; each refusal names its reason.
+func TestUnknownPlayer(t *testing.T) {
+	pj := func(id int64, name string, dq bool) playerJSON {
+		return playerJSON{ID: &id, DisplayName: &name, IsDisqualified: &dq}
+	}
+	known := []playerJSON{pj(1, "A", false), pj(2, "B", false), pj(3, "C", false)}
+	for _, tc := range []struct {
+		name    string
+		pending bool
+		extra   playerJSON
+		want    string
+	}{
+		{"not being added", false, pj(11, "D", false), "never added"},
+		{"disqualified", true, pj(11, "D", true), "shows as disqualified"},
+		{"a competition's id", true, pj(10, "D", false), `the id of competition 10 ("Cup")`},
+		{"adopted", true, pj(11, "D", false), ""},
+	} {
+		m, tn, _ := tinyModel(t)
+		if tc.pending {
+			m.playersSent(tn, []string{"D"})
+		}
+		res := &engine.Response{URL: &url.URL{Path: "/api/organizer/players"}, StatusCode: 200}
+		err := m.checkPlayers(res, tn, append(slices.Clone(known), tc.extra))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: got %v, want an error saying %q", tc.name, err, tc.want)
+		}
 	}
 }
