@@ -16,7 +16,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "7"
+const Version = "8"
 
 // Score tags (MANUAL: "Scenario and scoring"): the writes, then the reads.
 const (
@@ -91,9 +91,9 @@ const (
 	// openShare in 10 of a player's picks are a running competition, when the
 	// tenant has one.
 	openShare = 9
-	// liveShare in 4 of the players play a tenant an organizer is working on,
-	// when there is one; hugeShare in 8 of the others (and of the organizers)
-	// play the huge tenant.
+	// liveShare in 4 of the players play a tenant other than the huge one that
+	// an organizer is working on, when there is one; hugeShare in 8 of the
+	// others (and of the organizers) play the huge tenant.
 	liveShare = 3
 	hugeShare = 1
 	// An organizer adds newPlayersMin to newPlayersMax players

@@ -698,9 +698,13 @@ func (m *model) releaseTenant(t *tenant) {
 	t.organized = false
 }
 
-// pickPlayer picks a player for user uid to play and holds them: of a tenant an
-// organizer is working on liveShare times in 4 (when one has a player free),
-// else of the huge tenant hugeShare times in 8, else of any tenant. A user is
+// pickPlayer picks a player for user uid to play and holds them: of a tenant
+// other than the huge one that an organizer is working on liveShare times in 4
+// (when one has a player free), else of the huge tenant hugeShare times in 8,
+// else of any tenant. The huge tenant's share of the players stays the same
+// however many organizers there are: its rankings wait on each other, and a
+// share that grew as the users fell would slow the few users that remain. A
+// user is
 // one person: on each path it plays the player it played there before while
 // that player may play (and, on the live path, while the tenant is still being
 // worked on), so that players come back with the token they were given rather
@@ -714,7 +718,7 @@ func (m *model) pickPlayer(rnd *rand.Rand, uid int) (*tenant, *player) {
 			return r.t, r.p
 		}
 		var live []*tenant
-		for _, t := range m.tenants {
+		for _, t := range m.tenants[1:] {
 			if t.organized && len(t.players) > 0 {
 				live = append(live, t)
 			}
