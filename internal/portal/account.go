@@ -48,6 +48,10 @@ type Account struct {
 	// TeamID is the account's team (0 for none; admins have none).
 	TeamID    int64
 	CreatedAt time.Time
+	// Name and Email are how the organiser knows its owner (the team
+	// import's), "" when not given.
+	Name  string
+	Email string
 }
 
 // Admin reports whether a is an admin.

@@ -75,6 +75,13 @@ type Settings struct {
 	// connects to (the team servers' network), whatever a name resolves
 	// to; none: any address but those always refused (see CheckTarget).
 	TargetNetworks []netip.Prefix
+	// AssignedServers: the organiser assigns each team its servers (on the
+	// admin pages or by the team import), and a team picks which of its
+	// own servers its benchmarks hit; nothing else is benchmarked. Without
+	// it teams register their own targets, and a host serves one team
+	// (an informal contest). The admin's settings form proposes it for a
+	// contest not set up yet.
+	AssignedServers bool
 	// Ranking is how a team's score is chosen among its passed jobs
 	// (RankLatest when empty).
 	Ranking RankRule
