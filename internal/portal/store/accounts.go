@@ -9,14 +9,14 @@ import (
 	"github.com/tunecon/tunecon/internal/portal"
 )
 
-const accountColumns = `id, login, role, COALESCE(team_id, 0), created_at`
+const accountColumns = `id, login, role, COALESCE(team_id, 0), created_at, display_name, email`
 
-func scanAccount(r scanner) (portal.Account, error) {
+func scanAccount(r scanner, extra ...any) (portal.Account, error) {
 	var (
 		a    portal.Account
 		role string
 	)
-	err := r.Scan(&a.ID, &a.Login, &role, &a.TeamID, &a.CreatedAt)
+	err := r.Scan(append([]any{&a.ID, &a.Login, &role, &a.TeamID, &a.CreatedAt, &a.Name, &a.Email}, extra...)...)
 	a.Role = portal.Role(role)
 	return a, err
 }
@@ -47,13 +47,7 @@ func (q *queries) CreateAccount(ctx context.Context, login, passwordHash string,
 // no such login).
 func (q *queries) AccountByLogin(ctx context.Context, login string) (portal.Account, string, error) {
 	var hash string
-	row := q.queryRow(ctx, `SELECT `+accountColumns+`, password_hash FROM accounts WHERE login = ?`, login)
-	var (
-		a    portal.Account
-		role string
-	)
-	err := row.Scan(&a.ID, &a.Login, &role, &a.TeamID, &a.CreatedAt, &hash)
-	a.Role = portal.Role(role)
+	a, err := scanAccount(q.queryRow(ctx, `SELECT `+accountColumns+`, password_hash FROM accounts WHERE login = ?`, login), &hash)
 	if err != nil {
 		return a, "", notFound(err, "account %q", login)
 	}
@@ -109,7 +103,8 @@ func (q *queries) CreateSession(ctx context.Context, tokenHash string, accountID
 // SessionAccount reads the account of a live session (CodeNotFound for an
 // unknown or expired one).
 func (q *queries) SessionAccount(ctx context.Context, tokenHash string) (portal.Account, error) {
-	a, err := scanAccount(q.queryRow(ctx, `SELECT a.id, a.login, a.role, COALESCE(a.team_id, 0), a.created_at
+	a, err := scanAccount(q.queryRow(ctx, `SELECT a.id, a.login, a.role, COALESCE(a.team_id, 0), a.created_at,
+			a.display_name, a.email
 		FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.token_hash = ? AND s.expires_at > ?`,
 		tokenHash, q.stamp()))
 	if err != nil {

@@ -27,6 +27,7 @@ type settingsJSON struct {
 	MaxTeamSize  int             `json:"max_team_size,omitempty"`
 	LocalTargets bool            `json:"local_targets,omitempty"`
 	Networks     []netip.Prefix  `json:"target_networks,omitempty"`
+	Assigned     bool            `json:"assigned_servers,omitempty"`
 	Ranking      portal.RankRule `json:"ranking,omitempty"`
 	Brackets     []string        `json:"brackets,omitempty"`
 	Threshold    int             `json:"validation_threshold,omitempty"`
@@ -40,7 +41,7 @@ func settingsOf(s portal.Settings) settingsJSON {
 		InitializeMS: ms(s.InitializeTimeout), PreCheckMS: ms(s.PreCheckTimeout), FinalCheckMS: ms(s.FinalCheckTimeout),
 		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
 		MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking, Brackets: s.Brackets,
-		Threshold: s.ValidationThreshold, Networks: s.TargetNetworks,
+		Threshold: s.ValidationThreshold, Networks: s.TargetNetworks, Assigned: s.AssignedServers,
 	}
 }
 
@@ -50,6 +51,7 @@ func (s settingsJSON) settings() portal.Settings {
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
 		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking,
 		Brackets: s.Brackets, ValidationThreshold: s.Threshold, TargetNetworks: s.Networks,
+		AssignedServers: s.Assigned,
 	}
 }
 

@@ -163,7 +163,8 @@ func testContestAndTeams(t *testing.T, db storetest.System) {
 		Problem: "example", LoadDuration: 3 * time.Second,
 		Timeline: portal.Timeline{StartsAt: clock.Now(), EndsAt: clock.Now().Add(8 * time.Hour)},
 		Settings: portal.Settings{InitializeTimeout: time.Second, Grace: 500 * time.Millisecond, MaxAttempts: 3, Seed: 7,
-			LocalTargets: true, TargetNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("2001:db8::/32")}},
+			LocalTargets: true, TargetNetworks: []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("2001:db8::/32")},
+			AssignedServers: true},
 	}
 	if err := s.SetContest(ctx, want); err != nil {
 		t.Fatal(err)
