@@ -472,10 +472,24 @@ func (q *Queue) contestForEnqueue(ctx context.Context, tx *store.Tx) (portal.Con
 }
 
 // insertTx adds a job of a kind for a team's current target, its row and
-// its River job, in tx. River's unique job by team and kind decides: a
-// duplicate returns the active River job and errDuplicate.
+// its River job, in tx. With assigned servers the target must be one of
+// the team's servers (a *portal.NotTeamServerError otherwise), and in any
+// contest one its rules take. River's unique job by team and kind decides:
+// a duplicate returns the active River job and errDuplicate.
 func (q *Queue) insertTx(ctx context.Context, tx *store.Tx, c portal.Contest, team portal.Team, kind portal.JobKind,
 	rerunOf int64) (portal.Job, *rivertype.JobRow, error) {
+	if c.Settings.AssignedServers {
+		// The target was one of the team's servers when it was picked (or
+		// when the job it comes from ran); the organiser may have taken the
+		// server from the team since.
+		servers, err := tx.TeamServersForShare(ctx, team.ID)
+		if err != nil {
+			return portal.Job{}, nil, err
+		}
+		if err := portal.CheckServerTarget(team.Target, servers); err != nil {
+			return portal.Job{}, nil, err
+		}
+	}
 	if _, err := portal.CheckTarget(team.Target, c.Settings.Targets()); err != nil {
 		return portal.Job{}, nil, err
 	}

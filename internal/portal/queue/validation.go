@@ -83,7 +83,7 @@ func (q *Queue) Validate(ctx context.Context, by portal.Actor) (Bulk, error) {
 			case errors.Is(err, errDuplicate):
 				out.Skipped[t.ID] = "its validation job is queued or running"
 				continue
-			case portal.ErrorCode(err) == portal.CodeInvalid:
+			case portal.ErrorCode(err) == portal.CodeInvalid, errors.As(err, new(*portal.NotTeamServerError)):
 				out.Skipped[t.ID] = err.Error() // a target refused
 				continue
 			case err != nil:
@@ -149,7 +149,7 @@ func (q *Queue) RerunErrored(ctx context.Context, by portal.Actor) (Bulk, error)
 			case errors.Is(err, errDuplicate):
 				out.Skipped[old.TeamID] = "a job of the team is queued or running"
 				continue
-			case portal.ErrorCode(err) == portal.CodeInvalid:
+			case portal.ErrorCode(err) == portal.CodeInvalid, errors.As(err, new(*portal.NotTeamServerError)):
 				out.Skipped[old.TeamID] = err.Error()
 				continue
 			case err != nil:
