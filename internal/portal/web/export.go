@@ -33,6 +33,9 @@ type (
 		Brackets     []string        `json:"brackets"`
 		TeamSize     int             `json:"team_size"`
 		LocalTargets bool            `json:"local_targets"`
+		// AssignedServers: teams benchmark the servers the organiser gave
+		// them (portal.Settings.AssignedServers).
+		AssignedServers bool `json:"assigned_servers"`
 		// TargetNetworks are the target networks, CIDR.
 		TargetNetworks []string `json:"target_networks"`
 		MaxAttempts    int      `json:"max_attempts"`
@@ -61,6 +64,14 @@ type (
 		Target           string    `json:"target"`
 		CreatedAt        time.Time `json:"created_at"`
 		Members          []string  `json:"members"`
+		// Servers are the servers the organiser gave the team.
+		Servers []exportServer `json:"servers"`
+	}
+	exportServer struct {
+		ID        int64     `json:"id"`
+		URL       string    `json:"url"`
+		Label     string    `json:"label"`
+		CreatedAt time.Time `json:"created_at"`
 	}
 	exportAccount struct {
 		ID        int64       `json:"id"`
@@ -68,6 +79,9 @@ type (
 		Role      portal.Role `json:"role"`
 		TeamID    int64       `json:"team_id,omitempty"`
 		CreatedAt time.Time   `json:"created_at"`
+		// Name and Email are the team import's, "" when not given.
+		Name  string `json:"name"`
+		Email string `json:"email"`
 	}
 	exportToken struct {
 		ID         int64      `json:"id"`
@@ -243,6 +257,7 @@ type exportData struct {
 	contest     portal.Contest
 	teamList    []portal.Team
 	accountList []portal.Account
+	serverList  []portal.Server
 	tokens      []portal.APIToken
 	standings   []portal.Standing
 	announced   []portal.Announcement
@@ -259,6 +274,7 @@ func (s *Server) readExport(r *http.Request) (exportData, error) {
 		func() (err error) { d.contest, err = s.contest(r); return err },
 		func() (err error) { d.teamList, err = s.store.Teams(ctx); return err },
 		func() (err error) { d.accountList, err = s.store.Accounts(ctx); return err },
+		func() (err error) { d.serverList, err = s.store.Servers(ctx); return err },
 		func() (err error) { d.tokens, err = s.store.APITokens(ctx, 0); return err },
 		func() (err error) {
 			d.standings, err = s.store.Leaderboard(ctx, store.BoardOptions{Rule: d.contest.Settings.Rule()})
@@ -281,13 +297,14 @@ func exportContestOf(c portal.Contest, now time.Time) exportContest {
 	t := c.Timeline
 	return exportContest{Problem: c.Problem, LoadSeconds: c.LoadDuration.Seconds(), Ranking: c.Settings.Rule(),
 		Brackets: orEmpty(c.Settings.Brackets), TeamSize: c.Settings.TeamSize(), LocalTargets: c.Settings.LocalTargets,
-		TargetNetworks: portal.CIDRs(c.Settings.TargetNetworks),
-		MaxAttempts:    c.Settings.Attempts(), Seed: c.Settings.Seed, ValidationThreshold: c.Settings.Threshold(), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
+		AssignedServers: c.Settings.AssignedServers,
+		TargetNetworks:  portal.CIDRs(c.Settings.TargetNetworks),
+		MaxAttempts:     c.Settings.Attempts(), Seed: c.Settings.Seed, ValidationThreshold: c.Settings.Threshold(), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
 		Timeline: exportTimeline{RegistrationAt: timeOrNull(t.RegistrationAt), StartsAt: timeOrNull(t.StartsAt),
 			FreezesAt: timeOrNull(t.FreezesAt), EndsAt: timeOrNull(t.EndsAt), RevealsAt: timeOrNull(t.RevealsAt)}}
 }
 
-// teams emits the teams, each with its members' logins.
+// teams emits the teams, each with its members' logins and its servers.
 func (d exportData) teams(emit func(any) error) error {
 	members := map[int64][]string{}
 	for _, a := range d.accountList {
@@ -295,10 +312,14 @@ func (d exportData) teams(emit func(any) error) error {
 			members[a.TeamID] = append(members[a.TeamID], a.Login)
 		}
 	}
+	servers := map[int64][]exportServer{}
+	for _, s := range d.serverList {
+		servers[s.TeamID] = append(servers[s.TeamID], exportServer{ID: s.ID, URL: s.URL, Label: s.Label, CreatedAt: s.CreatedAt.UTC()})
+	}
 	for _, t := range d.teamList {
 		err := emit(exportTeam{ID: t.ID, Name: t.Name, Bracket: t.Bracket, Hidden: t.Hidden,
 			ExtraTimeSeconds: t.ExtraTime.Seconds(), Disqualified: t.Disqualified, DQReason: t.DQReason,
-			Target: t.Target, CreatedAt: t.CreatedAt.UTC(), Members: orEmpty(members[t.ID])})
+			Target: t.Target, CreatedAt: t.CreatedAt.UTC(), Members: orEmpty(members[t.ID]), Servers: orEmpty(servers[t.ID])})
 		if err != nil {
 			return err
 		}
@@ -308,7 +329,8 @@ func (d exportData) teams(emit func(any) error) error {
 
 func (d exportData) accounts(emit func(any) error) error {
 	for _, a := range d.accountList {
-		if err := emit(exportAccount{ID: a.ID, Login: a.Login, Role: a.Role, TeamID: a.TeamID, CreatedAt: a.CreatedAt.UTC()}); err != nil {
+		if err := emit(exportAccount{ID: a.ID, Login: a.Login, Role: a.Role, TeamID: a.TeamID, CreatedAt: a.CreatedAt.UTC(),
+			Name: a.Name, Email: a.Email}); err != nil {
 			return err
 		}
 	}

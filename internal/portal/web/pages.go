@@ -155,6 +155,13 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {
 			return
 		}
 		data["Team"], data["Members"] = t, members
+		if c.Settings.AssignedServers {
+			if data["Servers"], err = s.store.TeamServers(r.Context(), v.TeamID); err != nil {
+				s.fail(w, r, v, err)
+				return
+			}
+			data["Assigned"] = true
+		}
 		if data["Tokens"], err = s.store.APITokens(r.Context(), v.TeamID); err != nil {
 			s.fail(w, r, v, err)
 			return
@@ -212,6 +219,10 @@ func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
 	c, err := s.contest(r)
 	if err != nil {
 		s.fail(w, r, v, err)
+		return
+	}
+	if c.Settings.AssignedServers {
+		s.fail(w, r, v, portal.Errorf(portal.CodeConflict, "this contest's organisers assign each team its servers: pick one of your team's servers"))
 		return
 	}
 	target := strings.TrimSpace(r.PostFormValue("target"))
@@ -340,6 +351,8 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
 		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
 		"Networks": strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
+		// A contest not set up yet is proposed assigned servers.
+		"Assigned": c.Settings.AssignedServers || c.Problem == "",
 	})
 }
 
@@ -384,7 +397,8 @@ func anyHealthy(ws []workerView) bool {
 }
 
 // setContest is the admin's settings form: the problem, the load's
-// length, the team size, local targets, the ranking rule and the brackets.
+// length, the team size, whose targets (assigned servers or self-registered),
+// local targets, the ranking rule and the brackets.
 // The times have a form of their own (setTimeline).
 func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 	c, err := s.contest(r)
@@ -415,6 +429,14 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 		settings.MaxTeamSize = n
 	}
 	settings.LocalTargets = r.PostFormValue("local_targets") == "on"
+	switch targets := r.PostFormValue("targets"); targets {
+	case "assigned", "self":
+		settings.AssignedServers = targets == "assigned"
+	case "": // a form without the choice keeps it
+	default:
+		s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "targets are assigned or self-registered, not %q", targets))
+		return
+	}
 	if rule := r.PostFormValue("ranking"); rule != "" {
 		settings.Ranking = portal.RankRule(rule)
 	}

@@ -3,11 +3,12 @@
 // progress, the leaderboard with its chart (a board per bracket; frozen for all
 // but admins from the freeze to the reveal, each team still seeing its own
 // latest score), and the admin pages: settings, the timeline with its "now"
-// buttons, teams' places and disqualifications, jobs, workers and their
-// quarantine, the audit log and its JSON export, the validation runs after the
-// end, and the ceremony. Every admin action goes through the store or the queue
-// with the admin as its actor, which record it in the audit log in the
-// transaction that makes it.
+// buttons, teams' places and disqualifications, the team import and the teams'
+// servers with their members' one-time sign-in links (servers.go), jobs,
+// workers and their quarantine, the audit log and its JSON export, the
+// validation runs after the end, and the ceremony. Every admin action goes
+// through the store or the queue with the admin as its actor, which record it
+// in the audit log in the transaction that makes it.
 //
 // Staff post announcements (Markdown) and answer the teams' questions,
 // privately or published for every team (notices.go); every page's viewer
@@ -180,7 +181,7 @@ const (
 // routes is the portal's every route and whom it serves.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(pattern string, w who, h func(http.ResponseWriter, *http.Request, viewer)) {
+	handle := func(pattern string, w who, h handler) {
 		mux.Handle(pattern, s.guard(w, h))
 	}
 	static, _ := fs.Sub(files, "static")
@@ -197,11 +198,14 @@ func (s *Server) routes() http.Handler {
 	handle("GET /login", anyone, s.loginPage)
 	handle("POST /login", anyone, s.login)
 	handle("POST /logout", anyone, s.logout)
+	handle("GET /signin/{token}", anyone, s.signInPage)
+	handle("POST /signin/{token}", anyone, s.signIn)
 
 	handle("GET /team", member, s.teamPage)
 	handle("POST /team", member, s.createTeam)
 	handle("POST /team/join", member, s.joinTeam)
 	handle("POST /team/target", inTeam, s.setTarget)
+	handle("POST /team/server", inTeam, s.pickServer)
 	handle("POST /team/tokens", inTeam, s.createToken)
 	handle("POST /team/tokens/{id}/revoke", inTeam, s.revokeToken)
 
@@ -215,28 +219,7 @@ func (s *Server) routes() http.Handler {
 	handle("GET /jobs/{id}", inTeam, s.jobPage)
 	handle("GET /jobs/{id}/events", inTeam, s.jobEvents)
 
-	handle("GET /admin", admin, s.adminPage)
-	handle("POST /admin/contest", admin, s.setContest)
-	handle("POST /admin/timeline", admin, s.setTimeline)
-	handle("POST /admin/timeline/now", admin, s.setNow)
-	handle("POST /admin/teams/{id}", admin, s.setTeamPlace)
-	handle("GET /admin/audit", admin, s.auditPage)
-	handle("GET /admin/audit.json", admin, s.auditExport)
-	handle("GET /admin/export.json", admin, s.contestExport)
-	handle("GET /admin/ceremony", admin, s.ceremonyPage)
-	handle("POST /admin/announcements", admin, s.announce)
-	handle("POST /admin/clarifications/{id}", admin, s.answer)
-	handle("GET /admin/jobs", admin, s.adminJobsPage)
-	handle("GET /admin/jobs/{id}", admin, s.adminJobPage)
-	handle("POST /admin/jobs/{id}/rerun", admin, s.rerun)
-	handle("POST /admin/jobs/{id}/cancel", admin, s.cancel)
-	handle("POST /admin/jobs/rerun-errored", admin, s.rerunErrored)
-	handle("GET /admin/validation", admin, s.validationPage)
-	handle("POST /admin/validation", admin, s.startValidation)
-	handle("POST /admin/validation/threshold", admin, s.setThreshold)
-	handle("POST /admin/teams/{id}/disqualify", admin, s.disqualify)
-	handle("POST /admin/teams/{id}/reinstate", admin, s.reinstate)
-	handle("POST /admin/workers/{name}/clear", admin, s.clearWorker)
+	s.adminRoutes(handle)
 
 	// The read-only JSON API: tokens, not sessions (api.go).
 	mux.Handle("GET /api/v1/leaderboard", s.api(false, s.apiLeaderboard))
@@ -257,14 +240,54 @@ func (s *Server) routes() http.Handler {
 	return headers(cop.Handler(limitBodies(mux)))
 }
 
+// handler is a route's handler: what it answers the viewer.
+type handler = func(http.ResponseWriter, *http.Request, viewer)
+
+// adminRoutes are the admin's routes.
+func (s *Server) adminRoutes(handle func(pattern string, w who, h handler)) {
+	handle("GET /admin", admin, s.adminPage)
+	handle("POST /admin/contest", admin, s.setContest)
+	handle("POST /admin/timeline", admin, s.setTimeline)
+	handle("POST /admin/timeline/now", admin, s.setNow)
+	handle("POST /admin/teams/{id}", admin, s.setTeamPlace)
+	handle("GET /admin/servers", admin, s.serversPage)
+	handle("POST /admin/servers", admin, s.addServer)
+	handle("POST /admin/servers/{id}/remove", admin, s.removeServer)
+	handle("POST /admin/accounts/{id}/signin-link", admin, s.newSignInLink)
+	handle("GET /admin/import", admin, s.importPage)
+	handle("POST /admin/import", admin, s.importTeams)
+	handle("GET /admin/audit", admin, s.auditPage)
+	handle("GET /admin/audit.json", admin, s.auditExport)
+	handle("GET /admin/export.json", admin, s.contestExport)
+	handle("GET /admin/ceremony", admin, s.ceremonyPage)
+	handle("POST /admin/announcements", admin, s.announce)
+	handle("POST /admin/clarifications/{id}", admin, s.answer)
+	handle("GET /admin/jobs", admin, s.adminJobsPage)
+	handle("GET /admin/jobs/{id}", admin, s.adminJobPage)
+	handle("POST /admin/jobs/{id}/rerun", admin, s.rerun)
+	handle("POST /admin/jobs/{id}/cancel", admin, s.cancel)
+	handle("POST /admin/jobs/rerun-errored", admin, s.rerunErrored)
+	handle("GET /admin/validation", admin, s.validationPage)
+	handle("POST /admin/validation", admin, s.startValidation)
+	handle("POST /admin/validation/threshold", admin, s.setThreshold)
+	handle("POST /admin/teams/{id}/disqualify", admin, s.disqualify)
+	handle("POST /admin/teams/{id}/reinstate", admin, s.reinstate)
+	handle("POST /admin/workers/{name}/clear", admin, s.clearWorker)
+}
+
 // MaxForm is the largest request body the portal reads: its forms are a
-// few short fields.
+// few short fields. (The team import's file may be larger: MaxImport.)
 const MaxForm = 64 << 10
 
-// limitBodies refuses to read more than MaxForm of any request's body.
+// limitBodies refuses to read more than MaxForm of any request's body, or
+// of the team import's more than MaxImport and its form's fields.
 func limitBodies(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, MaxForm)
+		limit := int64(MaxForm)
+		if r.URL.Path == "/admin/import" {
+			limit += MaxImport
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, limit)
 		next.ServeHTTP(w, r)
 	})
 }

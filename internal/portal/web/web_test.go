@@ -287,6 +287,9 @@ func TestAccessMatrix(t *testing.T) {
 		{"/admin/ceremony", want{see, denied, denied, ok}},
 		{"/admin/ceremony?shown=2", want{see, denied, denied, ok}},
 		{"/admin/validation", want{see, denied, denied, ok}},
+		{"/admin/servers", want{see, denied, denied, ok}},
+		{"/admin/import", want{see, denied, denied, ok}},
+		{"/signin/0123456789abcdef", want{notFound, notFound, notFound, notFound}},
 		{"/leaderboard?bracket=nosuch", want{notFound, notFound, notFound, notFound}},
 		{"/leaderboard/history?bracket=nosuch", want{notFound, notFound, notFound, notFound}},
 		{"/leaderboard/events?bracket=nosuch", want{notFound, notFound, notFound, notFound}},
@@ -340,6 +343,10 @@ func TestAccessMatrix(t *testing.T) {
 		{"/team/join", url.Values{"invite": {"{B}"}}, want{denied, conflict, conflict, bad}},
 		{"/team/target", url.Values{"target": {"http://192.0.2.1/"}}, want{denied, see, see, denied}},
 		{"/jobs", url.Values{}, want{denied, see, see, denied}},
+		{"/team/server", url.Values{"server": {"1"}}, want{denied, conflict, conflict, denied}}, // teams type their targets here
+		{"/admin/servers", url.Values{"team": {"{BID}"}, "address": {"10.9.8.30"}}, want{denied, denied, denied, see}},
+		{"/admin/servers/{SRV}/remove", url.Values{}, want{denied, denied, denied, see}},
+		{"/signin/0123456789abcdef", url.Values{"password": {"whatever-1"}, "again": {"whatever-1"}}, want{notFound, notFound, notFound, notFound}},
 		{"/admin/contest", url.Values{"problem": {example.Name}, "team_size": {"5"}}, want{denied, denied, denied, see}},
 		{"/admin/timeline", url.Values{"freezes_at": {"2026-12-01T10:00:00"}}, want{denied, denied, denied, see}},
 		{"/admin/timeline/now", url.Values{"event": {"freeze"}}, want{denied, denied, denied, see}},
@@ -368,7 +375,7 @@ func TestAccessMatrix(t *testing.T) {
 			fresh := newSite(t)
 			form := url.Values{}
 			for k, v := range p.form {
-				form[k] = []string{strings.ReplaceAll(v[0], "{B}", fresh.teamB.InviteCode)}
+				form[k] = []string{strings.NewReplacer("{B}", fresh.teamB.InviteCode, "{BID}", strconv.FormatInt(fresh.teamB.ID, 10)).Replace(v[0])}
 			}
 			path := strings.ReplaceAll(p.path, "{BID}", strconv.FormatInt(fresh.teamB.ID, 10))
 			if strings.Contains(path, "{QID}") { // a question of team B's
@@ -378,6 +385,16 @@ func TestAccessMatrix(t *testing.T) {
 			if strings.Contains(path, "{ATOK}") { // a token of team A's
 				_, tok := fresh.token(fresh.jobA.TeamID, "alice", "matrix")
 				path = strings.ReplaceAll(path, "{ATOK}", strconv.FormatInt(tok.ID, 10))
+			}
+			if strings.Contains(path, "{SRV}") { // a server of team B's
+				srv, err := portal.ParseServer("10.9.8.31", 0, "", portal.TargetRules{})
+				if err == nil {
+					srv, err = fresh.store.AddServer(context.Background(), portal.Actor{}, fresh.teamB.ID, srv)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				path = strings.ReplaceAll(path, "{SRV}", strconv.FormatInt(srv.ID, 10))
 			}
 			if strings.Contains(path, "{QW}") { // a quarantined worker
 				path = strings.ReplaceAll(path, "{QW}", fresh.quarantinedW1())
