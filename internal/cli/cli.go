@@ -49,6 +49,8 @@ Usage:
   tunecon portal migrate --db DSN          create or upgrade a contest database
   tunecon portal admin create --db DSN --login NAME
                                            add an admin account (its password from stdin)
+  tunecon portal admin import --db DSN --file TEAMS.csv
+                                           import teams, accounts and servers (links on stdout)
   tunecon worker --db DSN [flags]          run a contest's benchmark jobs until stopped
   tunecon version                          print the engine version
 

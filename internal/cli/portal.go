@@ -31,6 +31,10 @@ const portalUsage = `Usage:
   tunecon portal admin create --db DSN --login NAME
       add an admin account; its password is read from stdin (asked for
       without echo on a terminal, the first line otherwise)
+  tunecon portal admin import --db DSN --file TEAMS.csv [--url https://portal.example]
+      import teams, their members' accounts and their servers from a CSV
+      file (all or nothing; again, it changes nothing): the new accounts'
+      one-time sign-in links go to stdout as CSV, this once
 
 DSN is sqlite:PATH (a file, created when missing) or postgres://USER@HOST/DB
 (also postgresql://; a database that exists, as createdb makes; a password
@@ -58,15 +62,18 @@ func cmdPortal(ctx context.Context, args []string, env Env) (int, error) {
 	case "migrate":
 		return cmdPortalMigrate(ctx, args[1:], env)
 	case "admin":
-		if len(args) < 2 || args[1] != "create" {
-			return 0, badUsage("portal admin: the command is `tunecon portal admin create --db DSN --login NAME`")
+		switch {
+		case len(args) >= 2 && args[1] == "create":
+			return cmdAdminCreate(ctx, args[2:], env)
+		case len(args) >= 2 && args[1] == "import":
+			return cmdAdminImport(ctx, args[2:], env)
 		}
-		return cmdAdminCreate(ctx, args[2:], env)
+		return 0, badUsage("portal admin: the commands are `tunecon portal admin create --db DSN --login NAME` and `tunecon portal admin import --db DSN --file TEAMS.csv`")
 	case "help", "-h", "--help":
 		fmt.Fprint(env.Stdout, portalUsage)
 		return ExitPass, nil
 	}
-	return 0, badUsage("portal: unknown command %q (serve with flags only, or: migrate, admin create)", args[0])
+	return 0, badUsage("portal: unknown command %q (serve with flags only, or: migrate, admin create, admin import)", args[0])
 }
 
 // serveFlags are `tunecon portal`'s flags besides --db.

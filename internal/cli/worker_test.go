@@ -41,6 +41,9 @@ func TestPortalAndWorkerBadUsage(t *testing.T) {
 		{"portal", "admin"},
 		{"portal", "admin", "create", "--db", dsn},
 		{"portal", "admin", "create", "--db", dsn, "--login", "x"},
+		{"portal", "admin", "import", "--db", dsn},
+		{"portal", "admin", "import", "--db", dsn, "--file", "no-such-file.csv"},
+		{"portal", "admin", "import", "--db", dsn, "--file", "-", "--url", "portal.example"},
 	} {
 		code, _, stderr := run(t, args...)
 		if code != cli.ExitUsage || !strings.HasPrefix(stderr, "tunecon: ") || strings.Count(stderr, "\n") != 1 {
