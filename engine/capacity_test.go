@@ -69,10 +69,10 @@ func (c *capacityTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Write([]byte("ok"))
 }
 
-// runAgainstCapacity runs a two-minute load of users who each fetch a page
-// and think a second, against a target of 10 workers whose service time
-// follows service, and returns the result.
-func runAgainstCapacity(t *testing.T, service func(time.Duration) time.Duration) *engine.Result {
+// runAgainstCapacity runs a two-minute load of users whose sessions each
+// fetch pages pages, thinking a second after each, against a target of 10
+// workers whose service time follows service, and returns the result.
+func runAgainstCapacity(t *testing.T, pages int, service func(time.Duration) time.Duration) *engine.Result {
 	t.Helper()
 	mem := newMemNet()
 	target := &capacityTarget{workers: make(chan struct{}, 10), start: time.Now(), service: service}
@@ -95,12 +95,16 @@ func runAgainstCapacity(t *testing.T, service func(time.Duration) time.Duration)
 			inUse[u.ID], maxID = u, max(maxID, u.ID)
 			mu.Unlock()
 			defer func() { mu.Lock(); delete(inUse, u.ID); mu.Unlock() }()
-			res, err := u.Get(ctx, "GET /", "/")
-			if err != nil {
-				return err
+			for range pages {
+				res, err := u.Get(ctx, "GET /", "/")
+				if err != nil {
+					return err
+				}
+				u.Score("ok", res)
+				if !u.Think(ctx, time.Second, time.Second) {
+					return nil
+				}
 			}
-			u.Score("ok", res)
-			u.Think(ctx, time.Second, time.Second)
 			return nil
 		},
 	}}
@@ -117,7 +121,9 @@ func runAgainstCapacity(t *testing.T, service func(time.Duration) time.Duration)
 // capacity changes at 60s of a two-minute load: the users at its end over
 // those just before the change must fall within the case's bounds (they
 // follow the capacity up and down), and the run must stay healthy (no
-// timeouts, a pass).
+// timeouts, a pass). Users removed finish their session: with long sessions
+// the controller must wait for them to leave rather than remove more for
+// the slowness they still cause.
 func TestControllerFollowsCapacity(t *testing.T) {
 	t.Parallel()
 	const fast, slow = 50 * time.Millisecond, 100 * time.Millisecond // 200 and 100 requests a second
@@ -131,23 +137,26 @@ func TestControllerFollowsCapacity(t *testing.T) {
 	}
 	cases := []struct {
 		name    string
+		pages   int
 		service func(time.Duration) time.Duration
 		lo, hi  float64 // bounds of users at 119s / users at 59s
+		floor   float64 // the fewest users from 60s on / users at 59s, at least (0: any)
 	}{
-		{"capacity doubles", change(slow, fast), 1.6, 3},
-		{"capacity halves", change(fast, slow), 0.3, 0.7},
-		{"the target stalls for 3s", func(e time.Duration) time.Duration {
+		{"capacity doubles", 1, change(slow, fast), 1.6, 3, 0},
+		{"capacity halves", 1, change(fast, slow), 0.3, 0.7, 0},
+		{"capacity halves, sessions of 12 pages", 12, change(fast, slow), 0.35, 0.7, 0.35},
+		{"the target stalls for 3s", 1, func(e time.Duration) time.Duration {
 			if e >= time.Minute && e < time.Minute+3*time.Second {
 				return time.Minute + 3*time.Second - e // every worker waits for the stall's end
 			}
 			return slow
-		}, 0.8, 1.25},
+		}, 0.8, 1.25, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				res := runAgainstCapacity(t, c.service)
+				res := runAgainstCapacity(t, c.pages, c.service)
 				for _, ch := range res.Load {
 					t.Logf("%5.0fs %4d -> %-4d %s %s (x%d)", ch.AtSeconds, ch.From, ch.To, ch.Kind, ch.Cause, ch.Times)
 				}
@@ -157,6 +166,13 @@ func TestControllerFollowsCapacity(t *testing.T) {
 				before, after := res.Timeline[59].Users, res.Timeline[119].Users
 				if ratio := float64(after) / float64(before); ratio < c.lo || ratio > c.hi {
 					t.Errorf("users %d at 59s, %d at 119s: ratio %.2f, want %.2f to %.2f", before, after, ratio, c.lo, c.hi)
+				}
+				fewest := before
+				for _, s := range res.Timeline[60:120] {
+					fewest = min(fewest, s.Users)
+				}
+				if ratio := float64(fewest) / float64(before); ratio < c.floor {
+					t.Errorf("users %d at 59s fell to %d: ratio %.2f, want at least %.2f (removed users still in their sessions taken for too many)", before, fewest, ratio, c.floor)
 				}
 			})
 		})

@@ -39,6 +39,9 @@ const (
 	// come SaturatedSchedLag late or more (its p99 limit): past it over the
 	// evidence and in the newest interval, users are removed.
 	maxLateShare = 0.01
+	// maxSettle is how many intervals at most the controller waits, after
+	// it removed users, for them to finish their sessions and leave.
+	maxSettle = 10
 	// arrivingLateShare is the share of late ticks, in one interval, that
 	// stops users still arriving.
 	arrivingLateShare = 5 * maxLateShare
@@ -71,9 +74,11 @@ const (
 // limit, fewer than MaxUsers users): the step starts at Growth of the users,
 // falls to a sixteenth of that whenever the target fell behind or came near
 // the slow limit, and doubles after each step taken, up to Growth again. A
-// removed user finishes the session it is in; users added arrive one after
-// another, MaxArrivalRate a second, and until they all have, only timeouts
-// are acted on. Zero fields take their Default constants.
+// removed user finishes the session it is in, and until those removed have
+// left (maxSettle intervals at most) only timeouts are acted on: their
+// requests are the past load's, not the removal's effect. Users added arrive
+// one after another, MaxArrivalRate a second, and until they all have, only
+// timeouts are acted on too. Zero fields take their Default constants.
 //
 // Near capacity means, by default, a mean response over a quarter of
 // SlowRequest, or over four times the fastest mean seen (once past 10 ms):
@@ -278,18 +283,19 @@ func (c *controller) starved(w window) bool {
 	return share >= 0 && share < BusyCPUShare
 }
 
-// decide takes one interval's window, the current users and whether users
-// added are still arriving, and returns how many users to add (negative:
-// remove), the kind of decision, a short reason and the cause in words.
-// While users arrive, only timeouts count: the rest waits for them all.
-func (c *controller) decide(w window, users int, arriving bool) (delta int, kind, reason, cause string) {
+// decide takes one interval's window, the current users and whether they
+// are settling (users added still arriving, or users removed still in their
+// last session), and returns how many users to add (negative: remove), the
+// kind of decision, a short reason and the cause in words. While they
+// settle, only timeouts count: the rest waits for them.
+func (c *controller) decide(w window, users int, settling bool) (delta int, kind, reason, cause string) {
 	p := c.p
 	if w.Internal > 0 {
 		// The benchmarker itself cannot serve more users (out of open
 		// files, say): fewer users, at once, whatever the app does.
 		return c.shrink(users, "benchmarker", fmt.Sprintf("%d error(s) of the benchmarker's own, such as running out of open files", w.Internal))
 	}
-	if arriving {
+	if settling {
 		switch {
 		case w.Timeouts > 0 && float64(w.Timeouts) > p.MaxTimeoutRate*float64(w.Requests):
 			return c.shrink(users, "timeouts", fmt.Sprintf("%d timeout(s) in %d requests (limit %.1f%%)", w.Timeouts, w.Requests, 100*p.MaxTimeoutRate))

@@ -498,7 +498,8 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 	ctl := newController(r.policy, min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
 	cpu0 := proc.CPU()
 	var last window
-	var arrived time.Time // when the users last added have all arrived
+	var arrived time.Time  // when the users last added have all arrived
+	var settleBy time.Time // the latest the controller waits for removed users to leave
 	loadEnd := loadStart.Add(r.b.loadDuration)
 	for k := 1; ; k++ {
 		// The controller looks at the target every Interval of the run's
@@ -523,11 +524,16 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 		last = cur
 		users := pool.size()
 		ctl.files.open, ctl.files.limit = proc.OpenFiles()
-		delta, kind, reason, cause := ctl.decide(w, users, r.b.clock.Now().Before(arrived))
+		// Users removed leave when their session ends: until they have,
+		// the app serves more users than the controller counts, and their
+		// requests show the past, not the removal's effect.
+		now := r.b.clock.Now()
+		settling := now.Before(arrived) || (pool.leaving() > 0 && now.Before(settleBy))
+		delta, kind, reason, cause := ctl.decide(w, users, settling)
 		if kind == wait {
 			continue
 		}
-		now := r.b.clock.Now()
+		now = r.b.clock.Now()
 		if delta != 0 {
 			// From now on only requests that start under the new number
 			// of users are evidence.
@@ -548,6 +554,7 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 			pool.add(delta, spread)
 		} else {
 			pool.retire(-delta)
+			settleBy = now.Add(maxSettle * r.policy.Interval)
 		}
 	}
 	r.led.open.Store(false)
@@ -569,6 +576,7 @@ type userPool struct {
 	ctx    context.Context
 	wg     sync.WaitGroup
 	active []*atomic.Bool // each playing user's "leave after this session" flag
+	live   atomic.Int64   // users in a session, those told to leave included
 	peak   int
 	born   uint64 // users started so far: each has a random stream of its own
 
@@ -578,6 +586,9 @@ type userPool struct {
 }
 
 func (p *userPool) size() int { return len(p.active) }
+
+// leaving is how many users told to leave are still in their last session.
+func (p *userPool) leaving() int { return max(0, int(p.live.Load())-len(p.active)) }
 
 // add starts n users; with spread > 0 their first sessions start one after
 // another across spread, as visitors arrive, rather than all at once: a
@@ -589,6 +600,7 @@ func (p *userPool) add(n int, spread time.Duration) {
 		leave := new(atomic.Bool)
 		p.active = append(p.active, leave)
 		p.wg.Add(1)
+		p.live.Add(1)
 		go p.play(p.takeID(), p.born, spread*time.Duration(i)/time.Duration(n), leave)
 		p.born++
 	}
@@ -615,6 +627,7 @@ func (p *userPool) takeID() int {
 
 func (p *userPool) play(id int, stream uint64, delay time.Duration, leave *atomic.Bool) {
 	defer p.wg.Done()
+	defer p.live.Add(-1)
 	p.r.userLoop(p.ctx, id, stream, delay, leave)
 	p.mu.Lock()
 	p.free = append(p.free, id)
