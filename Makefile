@@ -5,7 +5,8 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system
+.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system \
+	deploy-boot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -80,3 +81,8 @@ new-problem: ## create problems/NAME from the skeleton and register it (make new
 lint: ## gofmt and go vet
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+
+# Throw-away Debian 12 machines (systemd-nspawn over a debootstrapped root,
+# built once under ~/.cache/tunecon/deploy) for testing the playbooks.
+deploy-boot: ## as root: boot two throw-away Debian 12 machines, check them, tear them down
+	deploy/test/boot.sh
