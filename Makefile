@@ -6,7 +6,7 @@ PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
 .PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system \
-	deploy-boot
+	dist deploy-boot
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -86,3 +86,28 @@ lint: ## gofmt and go vet
 # built once under ~/.cache/tunecon/deploy) for testing the playbooks.
 deploy-boot: ## as root: boot two throw-away Debian 12 machines, check them, tear them down
 	deploy/test/boot.sh
+
+# make dist: what the playbooks (deploy/) install. tunecon needs no cgo (its
+# SQLite is modernc.org/sqlite, pure Go), so both architectures cross-build
+# here with CGO_ENABLED=0. The Go toolchain the team servers build the
+# reference apps with is this machine's, packed as go.dev ships it
+# (go<version>.linux-<arch>.tar.gz, a go/ folder): no distribution has the
+# version the apps' go.mod asks for. An arm64 team server needs that file
+# from go.dev/dl in dist/. DIST_PROBLEMS=blog packs fewer problems.
+DIST := dist
+DIST_PROBLEMS ?=
+GO_TOOLCHAIN = $(DIST)/$(shell $(GO) env GOVERSION).$(shell $(GO) env GOOS)-$(shell $(GO) env GOARCH).tar.gz
+
+dist: ## tunecon for linux/amd64 and arm64, a tarball per problem for team servers, the Go toolchain, SHA256SUMS
+	@mkdir -p $(DIST)
+	CGO_ENABLED=0 GOOS=linux GOARCH=amd64 $(GO) build -trimpath -o $(DIST)/tunecon-linux-amd64 ./cmd/tunecon
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -o $(DIST)/tunecon-linux-arm64 ./cmd/tunecon
+	$(GO) run ./tools/dist -out $(DIST) $(if $(DIST_PROBLEMS),-problems $(DIST_PROBLEMS))
+	@$(MAKE) --no-print-directory $(GO_TOOLCHAIN)
+	cd $(DIST) && sha256sum tunecon-linux-* problem-*.tar.gz go*.linux-*.tar.gz > SHA256SUMS
+	@echo "dist: $$(ls $(DIST) | tr '\n' ' ')"
+
+$(DIST)/go%.tar.gz:
+	tar -C "$$($(GO) env GOROOT)/.." --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
+		--transform "s|^$$(basename "$$($(GO) env GOROOT)")|go|" -cf - "$$(basename "$$($(GO) env GOROOT)")" | gzip -n > $@.tmp
+	mv $@.tmp $@
