@@ -6,7 +6,7 @@ PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
 .PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system \
-	dist deploy-boot
+	dist deploy-venv deploy-boot test-deploy
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -34,7 +34,7 @@ deps-system: ## as root: apt-get install MariaDB, PostgreSQL, nginx, Chromium an
 	echo "installing$$missing (apt-get)"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
-test: deps deps-system lint test-go test-webapps ## the whole test suite (what CI runs)
+test: deps deps-system lint test-deploy test-go test-webapps ## the whole test suite (what CI runs)
 
 test-go:
 	$(GO) test -race -p 1 -count=1 -timeout 25m ./...
@@ -111,3 +111,29 @@ $(DIST)/go%.tar.gz:
 	tar -C "$$($(GO) env GOROOT)/.." --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
 		--transform "s|^$$(basename "$$($(GO) env GOROOT)")|go|" -cf - "$$(basename "$$($(GO) env GOROOT)")" | gzip -n > $@.tmp
 	mv $@.tmp $@
+
+# The deployment's tools (deploy/requirements.txt: ansible-core, ansible-lint)
+# in a virtualenv of their own, remade when the pins change.
+DEPLOY_VENV := build/venv-deploy
+$(DEPLOY_VENV)/.installed: deploy/requirements.txt
+	python3 -m venv $(DEPLOY_VENV)
+	$(DEPLOY_VENV)/bin/pip install -q -r deploy/requirements.txt
+	touch $@
+
+deploy-venv: $(DEPLOY_VENV)/.installed ## ansible-core and ansible-lint in build/venv-deploy, for deploy/'s playbooks
+
+# The playbooks' syntax check and ansible-lint's production profile: what CI
+# checks of deploy/ (make deploy-test applies them for real, as root): 40 s
+# on 2 busy cores once the virtualenv exists. Where the virtualenv cannot be made (no
+# PyPI, no python3-venv) it skips, saying so; under CI (CI=true) it fails.
+test-deploy: ## the playbooks' syntax check and ansible-lint
+	@mkdir -p $(dir $(DEPLOY_VENV)); \
+	if ! $(MAKE) --no-print-directory $(DEPLOY_VENV)/.installed >$(DEPLOY_VENV).log 2>&1; then \
+		cat $(DEPLOY_VENV).log >&2; \
+		if [ "$$CI" = true ]; then echo "test-deploy: could not install deploy/requirements.txt into $(DEPLOY_VENV)" >&2; exit 1; fi; \
+		echo "test-deploy: skipped: could not install ansible-core and ansible-lint into $(DEPLOY_VENV) (offline? python3-venv?)"; \
+	else \
+		cd deploy && export PATH="$(CURDIR)/$(DEPLOY_VENV)/bin:$$PATH" && \
+		ansible-playbook -i inventory.example.yml site.yml portal.yml worker.yml team.yml --syntax-check >/dev/null && \
+		ansible-lint --offline -q && echo "test-deploy: the playbooks' syntax check and ansible-lint (production profile) passed"; \
+	fi
