@@ -6,7 +6,7 @@ PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
 .PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system \
-	dist deploy-venv deploy-boot test-deploy
+	dist deploy-venv deploy-boot deploy-test test-deploy
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -121,6 +121,11 @@ $(DEPLOY_VENV)/.installed: deploy/requirements.txt
 	touch $@
 
 deploy-venv: $(DEPLOY_VENV)/.installed ## ansible-core and ansible-lint in build/venv-deploy, for deploy/'s playbooks
+
+deploy-test: ## as root: apply the playbooks to fresh Debian 12 machines, run 2 teams' jobs, apply again, lint
+	@$(MAKE) --no-print-directory dist DIST_PROBLEMS=$(PROBLEM)
+	@$(MAKE) --no-print-directory $(DEPLOY_VENV)/.installed
+	VENV=$(CURDIR)/$(DEPLOY_VENV) PROBLEM=$(PROBLEM) deploy/test/run.sh
 
 # The playbooks' syntax check and ansible-lint's production profile: what CI
 # checks of deploy/ (make deploy-test applies them for real, as root): 40 s

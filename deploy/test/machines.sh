@@ -110,6 +110,8 @@ machine_up() {
 	TC_MOUNTS+=("$dir/root")
 	local root=$dir/root
 	echo "$name" >"$root/etc/hostname"
+	# As Debian's installer does: the host's own name resolves (sudo asks).
+	printf '127.0.0.1\tlocalhost\n127.0.1.1\t%s\n' "$name" >"$root/etc/hosts"
 	ssh-keygen -q -A -f "$root"
 	install -d -m 700 "$root/root/.ssh"
 	install -m 600 "$TC_CACHE/id_ed25519.pub" "$root/root/.ssh/authorized_keys"
@@ -182,8 +184,10 @@ machines_down() {
 	for pid in "${TC_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
 	TC_PIDS=()
 	local m
+	# Each machine's writes go with it (GBs of packages); its console log stays.
 	for m in "${TC_MOUNTS[@]}"; do
 		mountpoint -q "$m" && { umount "$m" || umount -l "$m"; }
+		mountpoint -q "$m" || rm -rf "$m" "$(dirname "$m")/upper" "$(dirname "$m")/work"
 	done
 	TC_MOUNTS=()
 	machines_down_net
