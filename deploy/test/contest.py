@@ -5,7 +5,7 @@ the contest's target networks and starts it; each team signs up, makes its
 team, registers its own server, enqueues a benchmark and reads the result
 with an API token. Exits 0 when every team's job passed, on its own server.
 
-    contest.py --portal http://10.77.0.10 --admin root --admin-password-file F \
+    contest.py --portal https://10.77.0.10 --cafile CERT --admin root --admin-password-file F \
         --problem blog --networks 10.77.0.0/24 \
         --team team1=http://10.77.0.31/ --team team2=http://10.77.0.32/
 
@@ -17,6 +17,7 @@ import http.cookiejar
 import json
 import re
 import secrets
+import ssl
 import sys
 import time
 import urllib.error
@@ -27,10 +28,13 @@ import urllib.request
 class Browser:
     """One person's browser: a cookie jar, forms posted, redirects followed."""
 
-    def __init__(self, base):
+    def __init__(self, base, cafile=None):
         self.base = base.rstrip("/")
+        tls = ssl.create_default_context(cafile=cafile)
+        self.jar = http.cookiejar.CookieJar()
         self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+            urllib.request.HTTPCookieProcessor(self.jar),
+            urllib.request.HTTPSHandler(context=tls))
 
     def post(self, path, **form):
         data = urllib.parse.urlencode(form).encode()
@@ -55,8 +59,13 @@ def log(msg):
 
 
 def set_up_contest(args, password):
-    admin = Browser(args.portal)
+    admin = Browser(args.portal, args.cafile)
     admin.post("/login", login=args.admin, password=password)
+    session = [c for c in admin.jar if c.name == "tunecon_session"]
+    if not session:
+        raise SystemExit(f"admin {args.admin}: not signed in")
+    if args.portal.startswith("https:") and not session[0].secure:
+        raise SystemExit("the portal is served over HTTPS but its session cookie is not Secure")
     admin.post("/admin/contest", problem=args.problem, load_seconds=str(args.load),
                target_networks=args.networks)
     admin.post("/admin/timeline/now", event="start")
@@ -72,7 +81,7 @@ def register_team(args, name, target):
     member pick the team's assigned server; the sign-up and "Save the
     target" below are the portal's existing self-registration.
     """
-    member = Browser(args.portal)
+    member = Browser(args.portal, args.cafile)
     login = f"{name}-member"
     password = secrets.token_urlsafe(12)
     member.post("/signup", login=login, password=password)
@@ -106,6 +115,7 @@ def main():
     ap.add_argument("--load", type=int, default=30, help="the load's length in seconds")
     ap.add_argument("--team", action="append", required=True, help="NAME=TARGET")
     ap.add_argument("--timeout", type=int, default=900)
+    ap.add_argument("--cafile", help="the certificate the portal's HTTPS is checked with")
     args = ap.parse_args()
     with open(args.admin_password_file) as f:
         password = f.read().strip()

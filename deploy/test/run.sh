@@ -41,6 +41,9 @@ write_inventory() {
 	db_password=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 	admin_password=$(head -c 18 /dev/urandom | base64 | tr -d '/+=')
 	echo "$admin_password" >"$run/admin-password"
+	# The portal serves HTTPS with a certificate made here, for its address.
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 2 -subj /CN=tc-portal \
+		-addext "subjectAltName=IP:${ADDR[tc-portal]}" -keyout "$run/portal.key" -out "$run/portal.pem" 2>/dev/null
 	cat >"$run/inventory.yml" <<-EOF
 		all:
 		  vars:
@@ -54,6 +57,8 @@ write_inventory() {
 		        tc-portal: {ansible_host: ${ADDR[tc-portal]}}
 		      vars:
 		        portal_admin_password: $admin_password
+		        portal_tls_cert: $run/portal.pem
+		        portal_tls_key: $run/portal.key
 		    workers:
 		      hosts:
 		        tc-worker: {ansible_host: ${ADDR[tc-worker]}}
@@ -90,10 +95,12 @@ apply_again() {
 requests_to() { tc_ssh "$1" 'wc -l </var/log/nginx/access.log'; }
 
 contest() {
-	local before1 before2 after1 after2
+	local before1 before2 after1 after2 redirect
+	redirect=$(curl -s -o /dev/null -w '%{http_code} %{redirect_url}' "http://${ADDR[tc-portal]}/")
+	[[ $redirect == "301 https://${ADDR[tc-portal]}/" ]] || { echo "the portal's HTTP answers $redirect, not a redirect to HTTPS" >&2; return 1; }
 	before1=$(requests_to "${ADDR[tc-team1]}")
 	before2=$(requests_to "${ADDR[tc-team2]}")
-	python3 "$here/contest.py" --portal "http://${ADDR[tc-portal]}" --admin root \
+	python3 "$here/contest.py" --portal "https://${ADDR[tc-portal]}" --cafile "$run/portal.pem" --admin root \
 		--admin-password-file "$run/admin-password" --problem "$PROBLEM" --networks "$TC_NET.0/24" \
 		--load "$LOAD_SECONDS" --team "team1=http://${ADDR[tc-team1]}/" --team "team2=http://${ADDR[tc-team2]}/" || return 1
 	after1=$(requests_to "${ADDR[tc-team1]}")
