@@ -1,19 +1,25 @@
 #!/usr/bin/env python3
 """Runs a small contest on a deployed portal through its HTTP interface, as
 an organiser and two teams would in browsers: the admin sets the problem,
-the contest's target networks and starts it; each team signs up, makes its
-team, registers its own server, enqueues a benchmark and reads the result
-with an API token. Exits 0 when every team's job passed, on its own server.
+assigned servers and the contest's target networks, starts it and imports
+the teams with their servers from a CSV file (twice: the second import
+must change nothing); a member of each team signs in with the one-time
+link the import made, picks the team's server, enqueues a benchmark and
+reads the result with an API token. Exits 0 when every team's job passed,
+on its own server.
 
     contest.py --portal https://10.77.0.10 --cafile CERT --admin root --admin-password-file F \
         --problem blog --networks 10.77.0.0/24 \
-        --team team1=http://10.77.0.31/ --team team2=http://10.77.0.32/
+        --team team1=10.77.0.31 --team team2=10.77.0.32
 
 Python's standard library only: make deploy-test runs it on the host.
 """
 
 import argparse
+import base64
+import csv
 import http.cookiejar
+import io
 import json
 import re
 import secrets
@@ -39,6 +45,14 @@ class Browser:
     def post(self, path, **form):
         data = urllib.parse.urlencode(form).encode()
         return self._open(urllib.request.Request(self.base + path, data=data, method="POST"))
+
+    def post_file(self, path, field, name, content):
+        boundary = "tunecon" + secrets.token_hex(8)
+        body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{field}\"; filename=\"{name}\"\r\n"
+                f"Content-Type: text/csv\r\n\r\n{content}\r\n--{boundary}--\r\n").encode()
+        req = urllib.request.Request(self.base + path, data=body, method="POST")
+        req.add_header("Content-Type", "multipart/form-data; boundary=" + boundary)
+        return self._open(req)
 
     def get(self, path, token=None):
         req = urllib.request.Request(self.base + path)
@@ -66,32 +80,50 @@ def set_up_contest(args, password):
         raise SystemExit(f"admin {args.admin}: not signed in")
     if args.portal.startswith("https:") and not session[0].secure:
         raise SystemExit("the portal is served over HTTPS but its session cookie is not Secure")
-    admin.post("/admin/contest", problem=args.problem, load_seconds=str(args.load),
+    admin.post("/admin/contest", problem=args.problem, load_seconds=str(args.load), targets="assigned",
                target_networks=args.networks)
     admin.post("/admin/timeline/now", event="start")
-    log(f"admin {args.admin}: problem {args.problem}, {args.load} s loads, targets in {args.networks}, started")
+    log(f"admin {args.admin}: problem {args.problem}, {args.load} s loads, assigned servers in {args.networks}, started")
+    return admin
 
 
-def register_team(args, name, target):
-    """A team member signs up, makes the team and registers its server.
+def import_teams(admin, teams):
+    """Imports the teams and their servers; returns each login's sign-in
+    link. The same file imported again must change nothing."""
+    rows = ["team,members,servers"] + [f"{name},{name}-member,{host}" for name, host in teams.items()]
+    content = "\n".join(rows) + "\n"
+    _, page = admin.post_file("/admin/import", "file", "teams.csv", content)
+    found = re.search(r"data:text/csv;charset=utf-8;base64,([A-Za-z0-9+/=]+)", page)
+    if not found:
+        raise SystemExit("the import showed no sign-in links: " + re.sub(r"<[^>]+>", " ", page)[:800])
+    links = {row["login"]: row["link"] for row in csv.DictReader(io.StringIO(base64.b64decode(found.group(1)).decode()))}
+    log(f"imported {len(teams)} teams with their servers: {len(links)} sign-in links")
+    _, again = admin.post_file("/admin/import", "file", "teams.csv", content)
+    summary = re.search(r"teams: \d+ created, \d+ updated, \d+ unchanged", again)
+    if not summary or summary.group(0) != f"teams: 0 created, 0 updated, {len(teams)} unchanged":
+        raise SystemExit(f"importing the same file again changed something: {summary and summary.group(0)}")
+    log(f"imported the same file again: {summary.group(0)}")
+    return links
 
-    TODO(issue 28, team import): once the portal imports teams from a CSV
-    with their servers (being built on another branch), import
-    NAME,bracket,member,server lines here as the admin instead, and let the
-    member pick the team's assigned server; the sign-up and "Save the
-    target" below are the portal's existing self-registration.
-    """
+
+def join_team(args, name, link):
+    """The team's member opens the one-time link, chooses a password, picks
+    the team's server and makes an API token to read its jobs with."""
     member = Browser(args.portal, args.cafile)
-    login = f"{name}-member"
+    path = urllib.parse.urlparse(link).path
+    member.get(path)
     password = secrets.token_urlsafe(12)
-    member.post("/signup", login=login, password=password)
-    member.post("/team", name=name)
-    member.post("/team/target", target=target)
+    member.post(path, password=password, again=password)
+    _, page = member.get("/team")
+    server = re.search(r'<select name="server">.*?<option value="(\d+)"', page, re.S)
+    if not server:
+        raise SystemExit(f"{name}: the team page lists no server")
+    member.post("/team/server", server=server.group(1))
     _, page = member.post("/team/tokens", name="deploy-test")
     token = re.search(r"tct_[0-9a-f]{64}", page)
     if not token:
         raise SystemExit(f"{name}: no API token on the page that makes one")
-    log(f"{name}: signed up as {login}, target {target}")
+    log(f"{name}: signed in with its link, picked its server")
     return member, token.group(0)
 
 
@@ -113,26 +145,28 @@ def main():
     ap.add_argument("--problem", required=True)
     ap.add_argument("--networks", required=True)
     ap.add_argument("--load", type=int, default=30, help="the load's length in seconds")
-    ap.add_argument("--team", action="append", required=True, help="NAME=TARGET")
+    ap.add_argument("--team", action="append", required=True, help="NAME=SERVER (the team server's address)")
     ap.add_argument("--timeout", type=int, default=900)
     ap.add_argument("--cafile", help="the certificate the portal's HTTPS is checked with")
     args = ap.parse_args()
     with open(args.admin_password_file) as f:
         password = f.read().strip()
 
-    set_up_contest(args, password)
+    admin = set_up_contest(args, password)
+    hosts = dict(spec.split("=", 1) for spec in args.team)
+    links = import_teams(admin, hosts)
     teams = {}
-    for spec in args.team:
-        name, target = spec.split("=", 1)
-        member, token = register_team(args, name, target)
+    for name, host in hosts.items():
+        member, token = join_team(args, name, links[f"{name}-member"])
         member.post("/jobs")
         log(f"{name}: benchmark enqueued")
-        teams[name] = (member, token, target)
+        teams[name] = (member, token, host)
 
     deadline, failed = time.time() + args.timeout, False
     for name, (member, token, target) in teams.items():
         job = wait_for_job(member, token, name, deadline)
-        ok = job["state"] == "finished" and job["verdict"] == "passed" and job["target"] == target
+        ok = (job["state"] == "finished" and job["verdict"] == "passed"
+              and urllib.parse.urlparse(job["target"]).hostname == target)
         failed |= not ok
         log(f"{name}: job {job['id']} {job['state']} {job.get('verdict')}, score {job.get('score')}, "
             f"target {job['target']}: {'ok' if ok else 'NOT OK'} {job.get('messages') or ''}")

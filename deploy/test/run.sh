@@ -102,7 +102,7 @@ contest() {
 	before2=$(requests_to "${ADDR[tc-team2]}")
 	python3 "$here/contest.py" --portal "https://${ADDR[tc-portal]}" --cafile "$run/portal.pem" --admin root \
 		--admin-password-file "$run/admin-password" --problem "$PROBLEM" --networks "$TC_NET.0/24" \
-		--load "$LOAD_SECONDS" --team "team1=http://${ADDR[tc-team1]}/" --team "team2=http://${ADDR[tc-team2]}/" || return 1
+		--load "$LOAD_SECONDS" --team "team1=${ADDR[tc-team1]}" --team "team2=${ADDR[tc-team2]}" || return 1
 	after1=$(requests_to "${ADDR[tc-team1]}")
 	after2=$(requests_to "${ADDR[tc-team2]}")
 	tc_log "requests served during the contest: tc-team1 $((after1 - before1)), tc-team2 $((after2 - before2))"
@@ -128,7 +128,7 @@ tc_step "bridge $TC_BRIDGE and NAT" machines_init
 tc_step "boot 4 machines (portal, worker, 2 team servers)" boot_all
 write_inventory
 tc_step "apply the playbooks (first time)" apply apply1
-tc_step "contest: 2 teams, a job each, through the portal" contest
+tc_step "contest: 2 teams imported with their servers, a job each, through the portal" contest
 tc_step "contestants' view of the team servers" contestants
 tc_step "apply the playbooks again (must change nothing)" apply_again
 tc_step "ansible-lint" lint
