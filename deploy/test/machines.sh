@@ -29,6 +29,7 @@ TC_NICE=(nice -n 19 ionice -c3)
 TC_PIDS=()      # the nspawn processes, for machines_down
 TC_MOUNTS=()    # the overlays mounted
 TC_FORWARD_WAS= # net.ipv4.ip_forward before machines_init
+TC_NET_UP=0     # whether this run made the bridge and the NAT
 
 tc_log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
@@ -82,10 +83,15 @@ tc_base_root() {
 }
 
 # machines_init makes the SSH key, the bridge and the NAT the machines use.
+# One set of machines at a time: a second run waits for none and fails.
 machines_init() {
 	mkdir -p "$TC_CACHE/run"
+	exec {TC_LOCK_FD}>"$TC_CACHE/lock"
+	flock -n "$TC_LOCK_FD" || { tc_log "another deploy test is running (lock $TC_CACHE/lock)"; return 1; }
 	[[ -f $TC_CACHE/id_ed25519 ]] || ssh-keygen -q -t ed25519 -N '' -C tunecon-deploy-test -f "$TC_CACHE/id_ed25519"
-	ip link show "$TC_BRIDGE" >/dev/null 2>&1 && machines_down_net
+	# Holding the lock, a bridge already there is a killed run's.
+	ip link show "$TC_BRIDGE" >/dev/null 2>&1 && tc_net_remove
+	TC_NET_UP=1
 	ip link add "$TC_BRIDGE" type bridge
 	ip addr add "$TC_NET.1/24" dev "$TC_BRIDGE"
 	ip link set "$TC_BRIDGE" up
@@ -193,7 +199,14 @@ machines_down() {
 	machines_down_net
 }
 
+# machines_down_net takes down the network this run set up, and only that.
 machines_down_net() {
+	[[ $TC_NET_UP == 1 ]] || return 0
+	tc_net_remove
+	TC_NET_UP=0
+}
+
+tc_net_remove() {
 	nft delete table ip "$TC_NFT_TABLE" 2>/dev/null || true
 	ip link del "$TC_BRIDGE" 2>/dev/null || true
 	if [[ -n $TC_FORWARD_WAS ]]; then
