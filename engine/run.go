@@ -498,8 +498,6 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 	ctl := newController(r.policy, min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
 	cpu0 := proc.CPU()
 	var last window
-	var arrived time.Time  // when the users last added have all arrived
-	var settleBy time.Time // the latest the controller waits for removed users to leave
 	loadEnd := loadStart.Add(r.b.loadDuration)
 	for k := 1; ; k++ {
 		// The controller looks at the target every Interval of the run's
@@ -524,16 +522,11 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 		last = cur
 		users := pool.size()
 		ctl.files.open, ctl.files.limit = proc.OpenFiles()
-		// Users removed leave when their session ends: until they have,
-		// the app serves more users than the controller counts, and their
-		// requests show the past, not the removal's effect.
-		now := r.b.clock.Now()
-		settling := now.Before(arrived) || (pool.leaving() > 0 && now.Before(settleBy))
-		delta, kind, reason, cause := ctl.decide(w, users, settling)
+		delta, kind, reason, cause := ctl.decide(w, users, pool.settling())
 		if kind == wait {
 			continue
 		}
-		now = r.b.clock.Now()
+		now := r.b.clock.Now()
 		if delta != 0 {
 			// From now on only requests that start under the new number
 			// of users are evidence.
@@ -550,11 +543,9 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 		if delta > 0 {
 			// Users arrive one after another, MaxArrivalRate a second.
 			spread := time.Duration(float64(delta) / MaxArrivalRate * float64(time.Second))
-			arrived = r.b.clock.Now().Add(spread)
 			pool.add(delta, spread)
 		} else {
 			pool.retire(-delta)
-			settleBy = now.Add(maxSettle * r.policy.Interval)
 		}
 	}
 	r.led.open.Store(false)
@@ -577,8 +568,11 @@ type userPool struct {
 	wg     sync.WaitGroup
 	active []*atomic.Bool // each playing user's "leave after this session" flag
 	live   atomic.Int64   // users in a session, those told to leave included
-	peak   int
-	born   uint64 // users started so far: each has a random stream of its own
+	// arrived is when the users last added have all arrived; settleBy the
+	// latest the controller waits for the users last removed to leave.
+	arrived, settleBy time.Time
+	peak              int
+	born              uint64 // users started so far: each has a random stream of its own
 
 	mu   sync.Mutex
 	free []int // IDs given back by users that left
@@ -590,12 +584,22 @@ func (p *userPool) size() int { return len(p.active) }
 // leaving is how many users told to leave are still in their last session.
 func (p *userPool) leaving() int { return max(0, int(p.live.Load())-len(p.active)) }
 
+// settling reports whether the users the controller counts are not yet the
+// ones playing: those last added still arriving, or those last removed
+// still in their session (maxSettle intervals at most). Until they are,
+// the app's answers show the load before the change, not its effect.
+func (p *userPool) settling() bool {
+	now := p.r.b.clock.Now()
+	return now.Before(p.arrived) || (p.leaving() > 0 && now.Before(p.settleBy))
+}
+
 // add starts n users; with spread > 0 their first sessions start one after
 // another across spread, as visitors arrive, rather than all at once: a
 // thousand new users opening their connections in the same instant would
 // overflow the target's listen queue, a fault of the benchmarker's, not of
 // the app.
 func (p *userPool) add(n int, spread time.Duration) {
+	p.arrived = p.r.b.clock.Now().Add(spread)
 	for i := range n {
 		leave := new(atomic.Bool)
 		p.active = append(p.active, leave)
@@ -636,6 +640,7 @@ func (p *userPool) play(id int, stream uint64, delay time.Duration, leave *atomi
 
 // retire tells the n newest users to leave when their current session ends.
 func (p *userPool) retire(n int) {
+	p.settleBy = p.r.b.clock.Now().Add(maxSettle * p.r.policy.Interval)
 	n = min(n, len(p.active))
 	for _, leave := range p.active[len(p.active)-n:] {
 		leave.Store(true)
