@@ -121,6 +121,26 @@ contestant() {
 }
 contestants() { contestant tc-team1 go && contestant tc-team2 python; }
 
+# The manual's one command that switches the language, there and back: then
+# POST /initialize answers through nginx, naming the new language where the
+# problem's answer names one.
+switch_language() {
+	local from=$1 to=$2
+	ssh -i "$TC_CACHE/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
+		-o LogLevel=ERROR "contestant@${ADDR[tc-team1]}" "set -e
+		sudo systemctl disable --now $PROBLEM-$from && sudo systemctl enable --now $PROBLEM-$to
+		for i in \$(seq 120); do
+			# A body that names a language (blog, bank, leagues) must name this one.
+			if body=\$(curl -sf -X POST http://127.0.0.1/initialize) &&
+				{ ! grep -qE '\"(go|python)\"' <<<\"\$body\" || grep -q '\"$to\"' <<<\"\$body\"; }; then
+				echo \"tc-team1: switched from $from to $to in \$i s\"; exit 0
+			fi
+			sleep 1
+		done
+		echo 'tc-team1: the app never answered in $to' >&2; exit 1"
+}
+switch_languages() { switch_language go python && switch_language python go; }
+
 lint() { (cd "$deploy" && ansible-lint --offline); }
 
 tc_step "base root (debootstrap bookworm, built once)" tc_base_root
@@ -130,6 +150,7 @@ write_inventory
 tc_step "apply the playbooks (first time)" apply apply1
 tc_step "contest: 2 teams imported with their servers, a job each, through the portal" contest
 tc_step "contestants' view of the team servers" contestants
+tc_step "switch tc-team1's language, and back, as the manual says" switch_languages
 tc_step "apply the playbooks again (must change nothing)" apply_again
 tc_step "ansible-lint" lint
 tc_log "deploy-test passed: total $(($(date +%s) - total_start)) s"
