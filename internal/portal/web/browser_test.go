@@ -34,8 +34,13 @@ func browser(t *testing.T, ctx context.Context, path string) context.Context {
 	return b
 }
 
-// shoot saves a screenshot of the whole page as build/screenshots/NAME.png.
-func shoot(name string) chromedp.Action[chromedp.Void] {
+// shoot saves a screenshot of the whole page as
+// build/screenshots/portal-NAME.png.
+func shoot(name string) chromedp.Action[chromedp.Void] { return screenshot("portal-" + name) }
+
+// screenshot saves a screenshot of the whole page as
+// build/screenshots/FILE.png.
+func screenshot(file string) chromedp.Action[chromedp.Void] {
 	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
 		png, err := chromedp.FullScreenshot(100)(ctx, t)
 		if err != nil {
@@ -44,7 +49,7 @@ func shoot(name string) chromedp.Action[chromedp.Void] {
 		if err := os.MkdirAll(screenshots, 0o755); err != nil {
 			return chromedp.Void{}, err
 		}
-		return chromedp.Void{}, os.WriteFile(filepath.Join(screenshots, "portal-"+name+".png"), png, 0o644)
+		return chromedp.Void{}, os.WriteFile(filepath.Join(screenshots, file+".png"), png, 0o644)
 	}
 }
 

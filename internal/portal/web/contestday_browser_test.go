@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -47,18 +46,7 @@ var _ queue.Runner = (*scripted)(nil)
 
 // dayShot saves a screenshot of the whole page as
 // build/screenshots/contestday-NAME.png.
-func dayShot(name string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		png, err := chromedp.FullScreenshot(100)(ctx, t)
-		if err != nil {
-			return chromedp.Void{}, err
-		}
-		if err := os.MkdirAll(screenshots, 0o755); err != nil {
-			return chromedp.Void{}, err
-		}
-		return chromedp.Void{}, os.WriteFile(filepath.Join(screenshots, "contestday-"+name+".png"), png, 0o644)
-	}
-}
+func dayShot(name string) chromedp.Action[chromedp.Void] { return screenshot("contestday-" + name) }
 
 // jsLiteral is s as a JavaScript string literal (a JSON string is one).
 func jsLiteral(s string) string {

@@ -18,18 +18,7 @@ import (
 
 // orgShot saves a screenshot of the whole page as
 // build/screenshots/organiser-NAME.png.
-func orgShot(name string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		png, err := chromedp.FullScreenshot(100)(ctx, t)
-		if err != nil {
-			return chromedp.Void{}, err
-		}
-		if err := os.MkdirAll(screenshots, 0o755); err != nil {
-			return chromedp.Void{}, err
-		}
-		return chromedp.Void{}, os.WriteFile(filepath.Join(screenshots, "organiser-"+name+".png"), png, 0o644)
-	}
-}
+func orgShot(name string) chromedp.Action[chromedp.Void] { return screenshot("organiser-" + name) }
 
 // TestOrganiserInABrowser is the organiser's path in Chromium, with the
 // real queue, a real worker and the example app as the team's server: the
