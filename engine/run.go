@@ -24,6 +24,11 @@ const (
 	DefaultInitializeTimeout = 30 * time.Second
 	DefaultPreCheckTimeout   = 60 * time.Second
 	DefaultLoadDuration      = 60 * time.Second
+	// MinLoadDuration and MaxLoadDuration bound the load phase's length
+	// wherever people choose it: the CLI's --duration and the portal's
+	// contest settings.
+	MinLoadDuration          = time.Second
+	MaxLoadDuration          = time.Hour
 	DefaultFinalCheckTimeout = 30 * time.Second
 	// DefaultGrace is how long past its deadline the watchdog waits for a
 	// phase to return before it ends the phase itself.

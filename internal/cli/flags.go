@@ -97,7 +97,8 @@ type benchFlags struct {
 }
 
 func (b *benchFlags) register(fs *flag.FlagSet) {
-	fs.DurationVar(&b.duration, "duration", engine.DefaultLoadDuration, "length of the load phase (1s to 1h)")
+	fs.DurationVar(&b.duration, "duration", engine.DefaultLoadDuration,
+		"length of the load phase ("+shortDuration(engine.MinLoadDuration)+" to "+shortDuration(engine.MaxLoadDuration)+")")
 	fs.IntVar(&b.workload, "workload", 0, "users at the start of the load (0: the scenario's default)")
 	fs.Func("seed", "seed of every random choice (default: chosen from the clock and printed)", func(s string) error {
 		_, err := fmt.Sscan(s, &b.seed)
@@ -113,8 +114,9 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 }
 
 func (b *benchFlags) check() error {
-	if b.duration < time.Second || b.duration > time.Hour {
-		return badUsage("--duration must be between 1s and 1h, got %s", b.duration)
+	if b.duration < engine.MinLoadDuration || b.duration > engine.MaxLoadDuration {
+		return badUsage("--duration must be between %s and %s, got %s",
+			shortDuration(engine.MinLoadDuration), shortDuration(engine.MaxLoadDuration), b.duration)
 	}
 	if b.workload < 0 || b.workload > engine.DefaultMaxUsers {
 		return badUsage("--workload must be between 1 and %d", engine.DefaultMaxUsers)
@@ -126,6 +128,18 @@ func (b *benchFlags) check() error {
 		return badUsage("--progress must be one of %s, got %q", strings.Join(progressModes, ", "), b.progress)
 	}
 	return nil
+}
+
+// shortDuration is d as people write it: 1h rather than 1h0m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // baseSeed is the seed of the first run: --seed, or one from the clock.

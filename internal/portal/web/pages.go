@@ -350,7 +350,8 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		"Problems": s.cfg.Problems, "Teams": teams, "Members": members, "Workers": workers, "Accounts": len(accounts),
 		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
 		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
-		"Networks": strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
+		"Networks":       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
+		"MaxLoadSeconds": maxLoadSeconds,
 		// A contest not set up yet is proposed assigned servers.
 		"Assigned": c.Settings.AssignedServers || c.Problem == "",
 	})
@@ -396,6 +397,10 @@ func anyHealthy(ws []workerView) bool {
 	return false
 }
 
+// maxLoadSeconds is the longest load the settings form takes, in seconds
+// (its shortest, 1 s, is engine.MinLoadDuration too).
+const maxLoadSeconds = int(engine.MaxLoadDuration / time.Second)
+
 // setContest is the admin's settings form: the problem, the load's
 // length, the team size, whose targets (assigned servers or self-registered),
 // local targets, the ranking rule and the brackets.
@@ -414,8 +419,8 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 	load, settings := c.LoadDuration, c.Settings
 	if secs := strings.TrimSpace(r.PostFormValue("load_seconds")); secs != "" {
 		n, err := strconv.Atoi(secs)
-		if err != nil || n < 0 || n > 3600 {
-			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to 3600 seconds"))
+		if err != nil || n < 0 || n > maxLoadSeconds {
+			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to %d seconds", maxLoadSeconds))
 			return
 		}
 		load = time.Duration(n) * time.Second
