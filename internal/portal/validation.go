@@ -1,12 +1,6 @@
 package portal
 
-import (
-	"fmt"
-	"strings"
-	"time"
-	"unicode"
-	"unicode/utf8"
-)
+import "fmt"
 
 // JobKind says what a job is for. The values are stored as they are.
 type JobKind string
@@ -26,25 +20,13 @@ const (
 // Valid reports whether k is KindNormal or KindValidation.
 func (k JobKind) Valid() bool { return k == KindNormal || k == KindValidation }
 
-// Audited actions of the validation runs, disqualification and quarantine.
+// Audited actions of the validation runs.
 const (
 	// AuditValidate: validation jobs queued for every team with a target.
 	AuditValidate = "validation.start"
 	// AuditRerunErrored: every errored job not run again yet, run again.
 	AuditRerunErrored = "job.rerun-errored"
-	// AuditDisqualify and AuditReinstate: a team disqualified, with a
-	// reason, and a disqualification lifted.
-	AuditDisqualify = "team.disqualify"
-	AuditReinstate  = "team.reinstate"
-	// AuditQuarantine: a worker quarantined by the portal itself
-	// (SystemActor) after repeated faults of its own.
-	AuditQuarantine = "worker.quarantine"
-	// AuditClear: a worker's quarantine cleared by staff.
-	AuditClear = "worker.clear"
 )
-
-// SystemActor is the portal acting on its own (a worker's quarantine).
-var SystemActor = Actor{Login: "system"}
 
 // DefaultValidationThreshold is the share of a team's final score, in
 // percent, under which its validation score is flagged.
@@ -56,55 +38,6 @@ func (s Settings) Threshold() int {
 		return s.ValidationThreshold
 	}
 	return DefaultValidationThreshold
-}
-
-// Quarantine rule: a worker whose last QuarantineRecent ended jobs hold
-// QuarantineErrors that errored through the benchmarker's fault (since its
-// last clearance), the jobs of QuarantineTeams teams at least, is
-// quarantined. It is the admin page's "unhealthy" rule, acted on. One
-// team's faults alone never quarantine a worker: a team whose target makes
-// the benchmarker fail (or hang) must not take workers away from the
-// others.
-const (
-	QuarantineRecent = 10
-	QuarantineErrors = 3
-	QuarantineTeams  = 2
-)
-
-// Faults counts a worker's recent jobs that errored through the
-// benchmarker's fault, and the teams they were of, and reports whether
-// they break the quarantine rule.
-func Faults(recent []Job) (faults, teams int, faulty bool) {
-	seen := map[int64]bool{}
-	for _, j := range recent {
-		if BenchmarkerFault(j.State, j.ErrorCode) {
-			faults++
-			seen[j.TeamID] = true
-		}
-	}
-	return faults, len(seen), faults >= QuarantineErrors && len(seen) >= QuarantineTeams
-}
-
-// BenchmarkerFault reports whether a job that ended in state with reason
-// code errored through the fault of the worker's benchmarker: its internal
-// error, a benchmark that could not start, or a hung one. A lost worker,
-// a cancellation and a worker that cannot run a problem are not.
-func BenchmarkerFault(state JobState, code string) bool {
-	return state == JobErrored && (code == ReasonInternal || code == ReasonBenchError || code == ReasonDeadline)
-}
-
-// MaxDQReason bounds a disqualification's reason, in characters.
-const MaxDQReason = 500
-
-// CheckDQReason trims a disqualification's reason and refuses an empty or
-// too long one, or one with control characters other than line breaks.
-func CheckDQReason(reason string) (string, error) {
-	reason = strings.TrimSpace(reason)
-	if n := utf8.RuneCountInString(reason); n == 0 || n > MaxDQReason ||
-		strings.ContainsFunc(reason, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\r' }) {
-		return "", Errorf(CodeInvalid, "a disqualification needs a reason of 1 to %d characters", MaxDQReason)
-	}
-	return reason, nil
 }
 
 // ValidationState is how a team's validation stands.
@@ -162,13 +95,3 @@ func Validate(s Standing, j Job, threshold int) ValidationLine {
 	}
 	return l
 }
-
-// Quarantine is a worker's quarantine: since when (zero: not quarantined)
-// and why.
-type Quarantine struct {
-	At     time.Time
-	Reason string
-}
-
-// Quarantined reports whether the worker is quarantined.
-func (w Worker) Quarantined() bool { return !w.Quarantine.At.IsZero() }
