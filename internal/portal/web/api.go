@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -58,9 +57,15 @@ func (c caller) viewer() viewer {
 	return viewer{Account: portal.Account{Role: portal.RoleContestant, TeamID: c.token.TeamID}}
 }
 
+// apiHandler is an API route's handler: it answers the caller, or returns
+// an error for api to answer (before it has written anything).
+type apiHandler = func(http.ResponseWriter, *http.Request, caller) error
+
 // api serves an API route: with needToken, only to a token's bearer; else
-// to anyone, the token's team seeing its own line.
-func (s *Server) api(needToken bool, h func(http.ResponseWriter, *http.Request, caller)) http.Handler {
+// to anyone, the token's team seeing its own line. An error h returns is
+// answered by apiFail, the API's one place that turns an error into its
+// document.
+func (s *Server) api(needToken bool, h apiHandler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Cache-Control", "no-store")
 		c, err := s.caller(r)
@@ -72,11 +77,12 @@ func (s *Server) api(needToken bool, h func(http.ResponseWriter, *http.Request, 
 				err = &retryError{after: after, what: "API requests with this token"}
 			}
 		}
+		if err == nil {
+			err = h(w, r, c)
+		}
 		if err != nil {
 			s.apiFail(w, r, err)
-			return
 		}
-		h(w, r, c)
 	})
 }
 
@@ -114,23 +120,13 @@ type apiError struct {
 	} `json:"error"`
 }
 
-// apiFail answers with err's status and {"error": {"code", "message"}};
-// the portal's own errors are logged and told without their detail.
+// apiFail answers with err's status and {"error": {"code", "message"}}.
 func (s *Server) apiFail(w http.ResponseWriter, r *http.Request, err error) {
-	code := status(err)
 	var doc apiError
-	doc.Error.Code, doc.Error.Message = portal.ErrorCode(err), err.Error()
-	switch {
-	case doc.Error.Code == codeUnauthorized:
-		code = http.StatusUnauthorized
+	code, msg := s.told(w, r, err)
+	doc.Error.Code, doc.Error.Message = portal.ErrorCode(err), msg
+	if code == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="tunecon"`)
-	case code == http.StatusInternalServerError:
-		s.cfg.Logger.Error("portal error", "method", r.Method, "path", r.URL.Path, "err", err)
-		doc.Error.Message = "the portal had an error; the staff can see it in its log"
-	}
-	var re *retryError
-	if errors.As(err, &re) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(re.after.Round(time.Second)/time.Second)+1))
 	}
 	writeJSON(w, code, doc)
 }
@@ -268,28 +264,26 @@ func (c caller) own(b *boards) *apiOwn {
 // apiLeaderboard is GET /api/v1/leaderboard (?bracket=): the public board,
 // frozen during a freeze, and with a token the team's own live line
 // ("own").
-func (s *Server) apiLeaderboard(w http.ResponseWriter, r *http.Request, c caller) {
+func (s *Server) apiLeaderboard(w http.ResponseWriter, r *http.Request, c caller) error {
 	b, err := s.live.current(r.Context())
 	if err != nil {
-		s.apiFail(w, r, err)
-		return
+		return err
 	}
 	doc, err := s.apiBoards.doc(b, r.URL.Query().Get("bracket"))
 	if err != nil {
-		s.apiFail(w, r, err)
-		return
+		return err
 	}
 	if own := c.own(b); own != nil {
 		extra, err := json.Marshal(own)
 		if err != nil {
-			s.apiFail(w, r, err)
-			return
+			return err
 		}
 		doc = fmt.Appendf(append([]byte(nil), doc[:len(doc)-1]...), `,"own":%s}`, extra)
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*") // public: overlays on other origins read it
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(append(doc, '\n'))
+	return nil
 }
 
 // apiLeaderboardEvents is GET /api/v1/leaderboard/events (?bracket=): a
@@ -299,15 +293,14 @@ func (s *Server) apiLeaderboard(w http.ResponseWriter, r *http.Request, c caller
 // changes. A board the same as the last one sent is not sent again: during
 // a freeze the live board's changes move nothing here, and tell the stream
 // nothing of them either (not even that some team's job ended).
-func (s *Server) apiLeaderboardEvents(w http.ResponseWriter, r *http.Request, c caller) {
+func (s *Server) apiLeaderboardEvents(w http.ResponseWriter, r *http.Request, c caller) error {
 	bracket := r.URL.Query().Get("bracket")
 	b, err := s.live.current(r.Context())
 	if err == nil {
 		_, err = b.view(bracket, false)
 	}
 	if err != nil {
-		s.apiFail(w, r, err)
-		return
+		return err
 	}
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	st := startStream(w)
@@ -325,11 +318,11 @@ func (s *Server) apiLeaderboardEvents(w http.ResponseWriter, r *http.Request, c 
 		if loaded && b.key != lastKey {
 			doc, err := s.apiBoards.doc(b, bracket)
 			if err != nil {
-				return // the bracket is gone
+				return nil // the bracket is gone
 			}
 			if !bytes.Equal(doc, lastDoc) {
 				if st.sendJSON("board", doc) != nil {
-					return
+					return nil
 				}
 				lastDoc = doc
 			}
@@ -338,14 +331,14 @@ func (s *Server) apiLeaderboardEvents(w http.ResponseWriter, r *http.Request, c 
 				line, _ := json.Marshal(own)
 				if !bytes.Equal(line, lastOwn) {
 					if st.sendJSON("own", line) != nil {
-						return
+						return nil
 					}
 					lastOwn = line
 				}
 			}
 		}
 		if !st.wait(r.Context(), keep, next) {
-			return
+			return nil
 		}
 	}
 }
@@ -408,29 +401,26 @@ func (s *Server) jobOf(j portal.Job, withResult bool) apiJob {
 // apiJobs is GET /api/v1/jobs: the token's team's jobs, the newest first,
 // ?limit= at a time (APIJobsPage, at most APIMaxJobsPage), from the job
 // before ?before=; "next" is the next page's path (null on the last).
-func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request, c caller) {
+func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request, c caller) error {
 	q := r.URL.Query()
 	limit, before := APIJobsPage, int64(0)
 	if in := q.Get("limit"); in != "" {
 		n, err := strconv.Atoi(in)
 		if err != nil || n < 1 || n > APIMaxJobsPage {
-			s.apiFail(w, r, portal.Errorf(portal.CodeInvalid, "limit: 1 to %d jobs", APIMaxJobsPage))
-			return
+			return portal.Errorf(portal.CodeInvalid, "limit: 1 to %d jobs", APIMaxJobsPage)
 		}
 		limit = n
 	}
 	if in := q.Get("before"); in != "" {
 		n, err := strconv.ParseInt(in, 10, 64)
 		if err != nil || n < 1 {
-			s.apiFail(w, r, portal.Errorf(portal.CodeInvalid, "before: a job's id"))
-			return
+			return portal.Errorf(portal.CodeInvalid, "before: a job's id")
 		}
 		before = n
 	}
 	jobs, err := s.store.TeamJobsPage(r.Context(), c.token.TeamID, before, limit+1)
 	if err != nil {
-		s.apiFail(w, r, err)
-		return
+		return err
 	}
 	var next *string
 	if len(jobs) > limit {
@@ -444,16 +434,17 @@ func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request, c caller) {
 		out[i] = s.jobOf(j.ForContestant(), false)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"jobs": out, "next": next})
+	return nil
 }
 
 // apiJobByID is GET /api/v1/jobs/{id}: a job of the token's team with its
 // result, read as the job page reads it (teamJob): another team's job, and
 // a validation run, are not found, as a job that does not exist.
-func (s *Server) apiJobByID(w http.ResponseWriter, r *http.Request, c caller) {
+func (s *Server) apiJobByID(w http.ResponseWriter, r *http.Request, c caller) error {
 	j, err := s.teamJob(r, c.viewer())
 	if err != nil {
-		s.apiFail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, s.jobOf(j, true))
+	return nil
 }

@@ -52,86 +52,80 @@ func (s *Server) viewer(r *http.Request) (viewer, error) {
 	return viewer{Account: a, token: c.Value}, nil
 }
 
-func (s *Server) signupPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) signupPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
 		seeOther(w, r, "/")
-		return
+		return nil
 	}
 	s.render(w, r, http.StatusOK, "signup", v, nil)
+	return nil
 }
 
 // signup makes a contestant account and signs it in.
-func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
 		seeOther(w, r, "/")
-		return
+		return nil
 	}
 	login, password := r.PostFormValue("login"), r.PostFormValue("password")
-	again := func(err error) {
+	again := func(err error) error { // the form again, with what was typed
 		s.render(w, r, status(err), "signup", v, map[string]any{"Error": err.Error(), "Login": login})
+		return nil
 	}
 	if _, err := portal.CheckLogin(login); err != nil {
-		again(err)
-		return
+		return again(err)
 	}
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if err := s.registrationOpen(c); err != nil {
-		again(err)
-		return
+		return again(err)
 	}
 	after, forgive := s.limiter.reserve(rule{"signup:" + s.clientAddress(r), MaxSignups, SignupWindow})
 	if after > 0 {
-		s.fail(w, r, v, &retryError{after: after, what: "sign-ups from your address"})
-		return
+		return &retryError{after: after, what: "sign-ups from your address"}
 	}
 	hash, err := s.cfg.Passwords.Hash(password)
 	if err != nil {
 		forgive()
-		again(err)
-		return
+		return again(err)
 	}
 	a, err := s.store.CreateAccount(r.Context(), login, hash, portal.RoleContestant)
 	if err != nil {
 		forgive() // only accounts made count
 		if portal.ErrorCode(err) == portal.CodeInternal {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
-		again(err)
-		return
+		return again(err)
 	}
 	if err := s.startSession(w, r, a); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/team")
+	return nil
 }
 
-func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
 		seeOther(w, r, "/")
-		return
+		return nil
 	}
 	s.render(w, r, http.StatusOK, "login", v, map[string]any{"Next": localPath(r.URL.Query().Get("next"))})
+	return nil
 }
 
 // login checks a password, within the limits, and starts a session.
-func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) error {
 	login := strings.ToLower(strings.TrimSpace(r.PostFormValue("login")))
 	next := localPath(r.PostFormValue("next"))
 	after, forgive := s.limiter.reserve(signInRules(login, s.clientAddress(r))...)
 	if after > 0 {
-		s.fail(w, r, v, &retryError{after: after, what: "failed sign-ins"})
-		return
+		return &retryError{after: after, what: "failed sign-ins"}
 	}
 	a, hash, err := s.store.AccountByLogin(r.Context(), login)
 	if err != nil && portal.ErrorCode(err) != portal.CodeNotFound {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if err != nil {
 		hash = s.dummy // as slow as a wrong password
@@ -139,12 +133,11 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) {
 	if !s.cfg.Passwords.Match(hash, r.PostFormValue("password")) || err != nil {
 		s.render(w, r, http.StatusUnauthorized, "login", v, map[string]any{
 			"Error": portal.ErrBadLogin.Error(), "Login": login, "Next": next})
-		return
+		return nil
 	}
 	forgive()
 	if err := s.startSession(w, r, a); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if v.signedIn() { // signing in again, perhaps as someone else: one session at a time
 		if err := s.store.DeleteSession(r.Context(), portal.TokenHash(v.token)); err != nil {
@@ -155,18 +148,19 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) {
 		next = "/"
 	}
 	seeOther(w, r, next)
+	return nil
 }
 
-func (s *Server) logout(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) logout(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
 		if err := s.store.DeleteSession(r.Context(), portal.TokenHash(v.token)); err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
 	seeOther(w, r, "/")
+	return nil
 }
 
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a portal.Account) error {

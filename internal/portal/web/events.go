@@ -369,11 +369,10 @@ type progressEvent struct {
 
 // jobEvents streams a job's progress ("progress" events) until it ends
 // ("done", with its final state: the page then loads its result).
-func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) error {
 	j, err := s.teamJob(r, v)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	st := startStream(w)
 	var last progressEvent
@@ -390,11 +389,11 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) {
 				if r.Context().Err() == nil {
 					s.cfg.Logger.Warn("reading a job for its stream", "job", j.ID, "err", err)
 				}
-				return
+				return nil
 			}
 			if fin.State.Final() {
 				_ = st.send("done", map[string]any{"state": fin.State, "verdict": fin.Verdict, "score": fin.Score})
-				return
+				return nil
 			}
 		}
 		if active {
@@ -403,13 +402,13 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) {
 				Requests: p.Requests, Errors: p.Errors, Users: p.Users}
 			if ev != last || first {
 				if st.send("progress", ev) != nil {
-					return
+					return nil
 				}
 				last = ev
 			}
 		}
 		if !st.wait(r.Context(), keep, next) {
-			return
+			return nil
 		}
 	}
 }
@@ -452,11 +451,10 @@ func (s *Server) boardFor(r *http.Request, v viewer) (*boards, *boardView, error
 // leaderboardEvents streams the viewer's board ("board" events: {frozen,
 // rows}) each time it changes, and during a freeze a team member's own
 // live line ("own" events) each time it changes.
-func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v viewer) error {
 	bracket := r.URL.Query().Get("bracket")
 	if _, _, err := s.boardFor(r, v); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	st := startStream(w)
 	keep := time.NewTicker(KeepAliveEvery)
@@ -474,14 +472,14 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 		if loaded && b.key != lastKey {
 			view, err := b.view(bracket, v.Admin())
 			if err != nil {
-				return // the bracket is gone
+				return nil // the bracket is gone
 			}
 			// The same board is not sent again: during a freeze a repeat
 			// would tell the viewer that some team's job has just ended.
 			event := fmt.Appendf(nil, `{"frozen":%t,"rows":%s}`, b.frozen && !v.Admin(), view.event)
 			if !bytes.Equal(event, lastEvent) {
 				if st.sendJSON("board", event) != nil {
-					return
+					return nil
 				}
 				lastEvent = event
 			}
@@ -490,14 +488,14 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 				line := ownLine{Passed: own.Passed, Score: own.Score, Runs: own.Runs}
 				if lastOwn == nil || *lastOwn != line {
 					if st.send("own", line) != nil {
-						return
+						return nil
 					}
 					lastOwn = &line
 				}
 			}
 		}
 		if !st.wait(r.Context(), keep, next) {
-			return
+			return nil
 		}
 	}
 }
@@ -510,11 +508,10 @@ const ChartTeams = 10
 // the leading teams of the viewer's board and of the viewer's own team.
 // During a freeze the others' scores stop at the freeze; the team's own go
 // on.
-func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v viewer) error {
 	b, view, err := s.boardFor(r, v)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	type series struct {
 		TeamID int64        `json:"team_id"`
@@ -539,4 +536,5 @@ func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v vi
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(map[string]any{"series": out, "frozen": b.frozen && !v.Admin()})
+	return nil
 }

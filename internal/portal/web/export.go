@@ -217,12 +217,11 @@ func (e *exporter) array(name string, each func(emit func(any) error) error) {
 // clarification, and the audit log, ending with "complete": true. It is
 // written as it is read (the jobs ExportPage at a time), so it is not one
 // snapshot: jobs that end while it is written may be read in either state.
-func (s *Server) contestExport(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) contestExport(w http.ResponseWriter, r *http.Request, v viewer) error {
 	ctx := r.Context()
 	d, err := s.readExport(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	now := s.cfg.Now()
 	w.Header().Set("Content-Type", "application/json")
@@ -249,6 +248,7 @@ func (s *Server) contestExport(w http.ResponseWriter, r *http.Request, v viewer)
 	if e.err != nil && ctx.Err() == nil {
 		s.cfg.Logger.Error("writing the contest export", "err", e.err)
 	}
+	return nil
 }
 
 // exportData is what the export reads before it writes its first byte

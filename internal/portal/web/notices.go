@@ -115,7 +115,7 @@ type noticeEvent struct {
 
 // noticeEvents streams the viewer's "notices" event at once and each time
 // it changes.
-func (s *Server) noticeEvents(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) noticeEvents(w http.ResponseWriter, r *http.Request, v viewer) error {
 	st := startStream(w)
 	keep := time.NewTicker(KeepAliveEvery)
 	defer keep.Stop()
@@ -131,18 +131,18 @@ func (s *Server) noticeEvents(w http.ResponseWriter, r *http.Request, v viewer) 
 				if r.Context().Err() == nil {
 					s.cfg.Logger.Warn("reading a viewer's notices", "account", v.ID, "err", err)
 				}
-				return // the browser reconnects on its own
+				return nil // the browser reconnects on its own
 			}
 			if last == nil || *last != ev {
 				if st.send("notices", ev) != nil {
-					return
+					return nil
 				}
 				last = &ev
 			}
 			lastRead = changes
 		}
 		if !st.wait(r.Context(), keep, next) {
-			return
+			return nil
 		}
 	}
 }
@@ -213,29 +213,28 @@ const ContestAnnouncements = 3
 
 // announcementsPage lists every announcement, the newest first, and marks
 // them read for the viewer. Staff post from it.
-func (s *Server) announcementsPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) announcementsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	list, latest, err := s.announcements(r.Context(), 0)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if v.signedIn() && latest > 0 {
 		if err := s.store.ReadAnnouncements(r.Context(), v.ID, latest); err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 	}
 	s.render(w, r, http.StatusOK, "announcements", v, map[string]any{"Announcements": list, "Latest": latest,
 		"Max": portal.MaxAnnouncement})
+	return nil
 }
 
 // announce is staff's form: an announcement's Markdown.
-func (s *Server) announce(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) announce(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if _, err := s.store.Announce(r.Context(), portal.ActorOf(v.Account), r.PostFormValue("text")); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/announcements")
+	return nil
 }
 
 // clarificationView is a clarification as its viewer sees it.
@@ -248,17 +247,15 @@ type clarificationView struct {
 // the published ones, with the form to ask; staff every question, waiting
 // ones first, with the text as asked and the form to answer or publish;
 // anyone else signed in the published ones.
-func (s *Server) clarificationsPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) clarificationsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	ctx := r.Context()
 	key, err := s.store.ClarificationsKey(ctx, seen(v))
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	list, err := s.store.Clarifications(ctx, seen(v))
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	var own, published, all []clarificationView
 	for _, c := range list {
@@ -287,39 +284,38 @@ func (s *Server) clarificationsPage(w http.ResponseWriter, r *http.Request, v vi
 	s.render(w, r, http.StatusOK, "clarifications", v, map[string]any{"Key": key, "Own": own, "Published": published,
 		"All": all, "Canned": portal.CannedAnswers, "MaxQuestion": portal.MaxQuestion, "MaxAnswer": portal.MaxAnswer,
 		"MaxOpen": portal.MaxOpenQuestions})
+	return nil
 }
 
 // ask is a team's question.
-func (s *Server) ask(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) ask(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.store.Ask(r.Context(), v.Account, r.PostFormValue("question"))
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(c.ID, 10))
+	return nil
 }
 
 // answer is staff's form on a clarification: the answer (typed, or one of
 // the canned answers when none is typed), the question's text as shown,
 // and whether to publish it to every team.
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, v viewer) error {
 	id, err := pathID(r, "clarification")
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	text := r.PostFormValue("answer")
 	if canned := r.PostFormValue("canned"); strings.TrimSpace(text) == "" && canned != "" {
 		if !slices.Contains(portal.CannedAnswers, canned) {
-			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "no canned answer %q", canned))
-			return
+			return portal.Errorf(portal.CodeInvalid, "no canned answer %q", canned)
 		}
 		text = canned
 	}
 	a := store.Answer{Question: r.PostFormValue("question"), Answer: text, Publish: r.PostFormValue("publish") == "on"}
 	if _, err := s.store.AnswerClarification(r.Context(), portal.ActorOf(v.Account), id, a); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(id, 10))
+	return nil
 }

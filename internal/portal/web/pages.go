@@ -39,11 +39,10 @@ func (s *Server) contest(r *http.Request) (portal.Contest, error) {
 	return c, err
 }
 
-func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	now := s.cfg.Now()
 	data := map[string]any{"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
@@ -54,55 +53,50 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	if v.TeamID != 0 {
 		t, err := s.store.Team(r.Context(), v.TeamID)
 		if err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 		data["Team"], data["TeamState"], data["TeamEnd"] = t, c.Phase(now, t.ExtraTime), c.EndFor(t.ExtraTime)
 		if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
 			data["Active"] = j.ForContestant()
 			data["Position"] = s.live.position(j.ID)
 		} else if portal.ErrorCode(err) != portal.CodeNotFound {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 	}
 	if data["Announcements"], data["Latest"], err = s.announcements(r.Context(), ContestAnnouncements); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	s.render(w, r, http.StatusOK, "contest", v, data)
+	return nil
 }
 
-func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	p, ok := s.cfg.Lookup(c.Problem)
 	if !ok {
-		s.fail(w, r, v, portal.Errorf(portal.CodeNotFound, "the contest has no problem yet"))
-		return
+		return portal.Errorf(portal.CodeNotFound, "the contest has no problem yet")
 	}
 	// goldmark leaves raw HTML out unless told otherwise: the manual's
 	// Markdown becomes markup, and nothing else does.
 	var b bytes.Buffer
 	if err := goldmark.Convert([]byte(p.ManualText()), &b); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
+	return nil
 }
 
 // leaderboardPage shows the viewer's board (?bracket=) as rendered once per
 // change, the viewer's own line marked: the public board, frozen during a
 // freeze (with the team's own live score beside it), or for admins the live
 // one with a banner saying it is frozen for the others.
-func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	b, view, err := s.boardFor(r, v)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	var rows strings.Builder
 	own, isOwn := view.index[v.TeamID]
@@ -129,46 +123,43 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewe
 		data["OwnDQ"] = view.standings[own].DQReason
 	}
 	s.render(w, r, http.StatusOK, "leaderboard", v, data)
+	return nil
 }
 
-func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.Admin() {
 		seeOther(w, r, "/admin")
-		return
+		return nil
 	}
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	data := map[string]any{"Brackets": c.Settings.Brackets, "Registration": c.RegistrationOpen(s.cfg.Now()),
 		"RegistrationAt": c.RegistrationAt}
 	if v.TeamID != 0 {
 		t, err := s.store.Team(r.Context(), v.TeamID)
 		if err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 		members, err := s.store.TeamMembers(r.Context(), v.TeamID)
 		if err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 		data["Team"], data["Members"] = t, members
 		if c.Settings.AssignedServers {
 			if data["Servers"], err = s.store.TeamServers(r.Context(), v.TeamID); err != nil {
-				s.fail(w, r, v, err)
-				return
+				return err
 			}
 			data["Assigned"] = true
 		}
 		if data["Tokens"], err = s.store.APITokens(r.Context(), v.TeamID); err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 		data["MaxTokens"] = portal.MaxAPITokens
 	}
 	s.render(w, r, http.StatusOK, "team", v, data)
+	return nil
 }
 
 // registrationOpen refuses what registering does (signing up, making or
@@ -180,64 +171,56 @@ func (s *Server) registrationOpen(c portal.Contest) error {
 	return nil
 }
 
-func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if err := s.registrationOpen(c); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if _, err := s.store.CreateTeamFor(r.Context(), v.ID, r.PostFormValue("name"), r.PostFormValue("bracket")); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/team")
+	return nil
 }
 
-func (s *Server) joinTeam(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) joinTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if err := s.registrationOpen(c); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	invite := strings.ToLower(strings.TrimSpace(r.PostFormValue("invite")))
 	if _, err := s.store.JoinTeam(r.Context(), v.ID, invite, c.Settings.TeamSize()); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/team")
+	return nil
 }
 
-func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if c.Settings.AssignedServers {
-		s.fail(w, r, v, portal.Errorf(portal.CodeConflict, "this contest's organisers assign each team its servers: pick one of your team's servers"))
-		return
+		return portal.Errorf(portal.CodeConflict, "this contest's organisers assign each team its servers: pick one of your team's servers")
 	}
 	target := strings.TrimSpace(r.PostFormValue("target"))
 	u, err := portal.CheckTarget(target, c.Settings.Targets())
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	team, err := s.store.Team(r.Context(), v.TeamID)
 	if err == nil {
 		err = c.CheckTargetChange(team, s.cfg.Now())
 	}
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	// On one machine every team's app is on the same host; elsewhere a
 	// host serves one team, lest a team be scored on another's app.
@@ -246,33 +229,33 @@ func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) {
 		host = portal.TargetHost(u)
 	}
 	if err := s.store.SetTarget(r.Context(), v.TeamID, target, host); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/team")
+	return nil
 }
 
 // enqueue queues a benchmark of the viewer's team. The queue refuses one
 // unless the contest runs for the team, in the transaction that adds it.
-func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, v viewer) error {
 	j, err := s.cfg.Jobs.Enqueue(r.Context(), v.TeamID)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/jobs/"+strconv.FormatInt(j.ID, 10))
+	return nil
 }
 
-func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	jobs, err := s.store.TeamJobs(r.Context(), v.TeamID)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	for i := range jobs {
 		jobs[i] = jobs[i].ForContestant()
 	}
 	s.render(w, r, http.StatusOK, "jobs", v, map[string]any{"Jobs": jobs})
+	return nil
 }
 
 // teamJob reads a job of the viewer's team: another team's job is not found,
@@ -292,13 +275,13 @@ func (s *Server) teamJob(r *http.Request, v viewer) (portal.Job, error) {
 	return j.ForContestant(), nil
 }
 
-func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	j, err := s.teamJob(r, v)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	s.render(w, r, http.StatusOK, "job", v, jobData(j, s.live.position(j.ID), nil))
+	return nil
 }
 
 // jobData is what the job pages show: the summary of the engine's result
@@ -316,22 +299,19 @@ func jobData(j portal.Job, position int, attempts []portal.Attempt) map[string]a
 	return data
 }
 
-func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	ctx := r.Context()
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	teams, err := s.store.Teams(ctx)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	accounts, err := s.store.Accounts(ctx)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	members := map[int64][]string{}
 	for _, a := range accounts {
@@ -341,8 +321,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 	}
 	workers, err := s.workers(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	now := s.cfg.Now()
 	s.render(w, r, http.StatusOK, "admin", v, map[string]any{
@@ -355,6 +334,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		// A contest not set up yet is proposed assigned servers.
 		"Assigned": c.Settings.AssignedServers || c.Problem == "",
 	})
+	return nil
 }
 
 // workerView is a worker on the admin page.
@@ -405,31 +385,27 @@ const maxLoadSeconds = int(engine.MaxLoadDuration / time.Second)
 // length, the team size, whose targets (assigned servers or self-registered),
 // local targets, the ranking rule and the brackets.
 // The times have a form of their own (setTimeline).
-func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	problem := r.PostFormValue("problem")
 	if !slices.Contains(s.cfg.Problems, problem) {
-		s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "no problem %q", problem))
-		return
+		return portal.Errorf(portal.CodeInvalid, "no problem %q", problem)
 	}
 	load, settings := c.LoadDuration, c.Settings
 	if secs := strings.TrimSpace(r.PostFormValue("load_seconds")); secs != "" {
 		n, err := strconv.Atoi(secs)
 		if err != nil || n < 0 || n > maxLoadSeconds {
-			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to %d seconds", maxLoadSeconds))
-			return
+			return portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to %d seconds", maxLoadSeconds)
 		}
 		load = time.Duration(n) * time.Second
 	}
 	if size := strings.TrimSpace(r.PostFormValue("team_size")); size != "" {
 		n, err := strconv.Atoi(size)
 		if err != nil || n < 1 || n > 100 {
-			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "a team has 1 to 100 members"))
-			return
+			return portal.Errorf(portal.CodeInvalid, "a team has 1 to 100 members")
 		}
 		settings.MaxTeamSize = n
 	}
@@ -439,8 +415,7 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 		settings.AssignedServers = targets == "assigned"
 	case "": // a form without the choice keeps it
 	default:
-		s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "targets are assigned or self-registered, not %q", targets))
-		return
+		return portal.Errorf(portal.CodeInvalid, "targets are assigned or self-registered, not %q", targets)
 	}
 	if rule := r.PostFormValue("ranking"); rule != "" {
 		settings.Ranking = portal.RankRule(rule)
@@ -455,15 +430,14 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) {
 	}
 	if r.PostForm.Has("target_networks") {
 		if settings.TargetNetworks, err = portal.ParseNetworks(r.PostFormValue("target_networks")); err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 	}
 	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), problem, load, settings); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/admin")
+	return nil
 }
 
 // parseTime reads a time of a form: empty for none, else UTC as a
@@ -490,73 +464,68 @@ var timeFields = map[portal.Event]string{
 // setTimeline is the admin's timeline form: the five times, in UTC. A
 // field that shows a time as the form showed it (to the second) keeps the
 // time as it is, so saving the form changes only what was edited.
-func (s *Server) setTimeline(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) setTimeline(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	t := c.Timeline
 	for _, e := range portal.Events() {
 		at, _ := t.At(e)
 		in, err := parseTime(r, timeFields[e])
 		if err != nil {
-			s.fail(w, r, v, err)
-			return
+			return err
 		}
 		if !in.Equal(at.Truncate(time.Second)) {
 			*at = in
 		}
 	}
 	if err := s.store.SetTimeline(r.Context(), portal.ActorOf(v.Account), t); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/admin")
+	return nil
 }
 
 // setNow is the timeline's buttons: one event (registration, start,
 // freeze, end, reveal) now.
-func (s *Server) setNow(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) setNow(w http.ResponseWriter, r *http.Request, v viewer) error {
 	e := portal.Event(r.PostFormValue("event"))
 	if _, err := s.store.SetNow(r.Context(), portal.ActorOf(v.Account), e); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/admin")
+	return nil
 }
 
 // setTeamPlace is a team's line on the admin page: its bracket, whether it
 // is hidden, its extra time in minutes.
-func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) error {
 	id, err := pathID(r, "team")
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	var extra time.Duration
 	if mins := strings.TrimSpace(r.PostFormValue("extra_minutes")); mins != "" {
 		n, err := strconv.Atoi(mins)
 		if err != nil {
-			s.fail(w, r, v, portal.Errorf(portal.CodeInvalid, "extra time: %q is not a number of minutes", mins))
-			return
+			return portal.Errorf(portal.CodeInvalid, "extra time: %q is not a number of minutes", mins)
 		}
 		extra = time.Duration(n) * time.Minute
 	}
 	place := store.TeamPlace{Bracket: r.PostFormValue("bracket"), Hidden: r.PostFormValue("hidden") == "on", ExtraTime: extra}
 	if err := s.store.SetTeamPlace(r.Context(), portal.ActorOf(v.Account), id, place); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
+	return nil
 }
 
 // auditPage lists the admin actions, the newest first.
-func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	entries, err := s.store.AuditLog(r.Context())
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	slices.Reverse(entries)
 	type line struct {
@@ -568,6 +537,7 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) {
 		lines[i] = line{AuditEntry: e, What: describeDetail(e.Detail)}
 	}
 	s.render(w, r, http.StatusOK, "admin_audit", v, map[string]any{"Entries": lines})
+	return nil
 }
 
 // describeDetail is an audit entry's detail in lines for people: "field:
@@ -604,11 +574,10 @@ func describeDetail(detail json.RawMessage) []string {
 }
 
 // auditExport is the audit log as a JSON file, oldest first.
-func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, v viewer) error {
 	entries, err := s.store.AuditLog(r.Context())
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
@@ -616,22 +585,21 @@ func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, v viewer) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(entries)
+	return nil
 }
 
 // ceremonyPage reveals the final board (live, without hidden teams) team by
 // team from the bottom: ?shown=N shows the last N lines, and its button
 // shows one more. It changes nothing: the public board is revealed by the
 // timeline's reveal.
-func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	b, err := s.live.current(r.Context())
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	bracket := r.URL.Query().Get("bracket")
 	if _, err := b.view(bracket, true); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	board := portal.Board(b.final, bracket, false)
 	shown, _ := strconv.Atoi(r.URL.Query().Get("shown"))
@@ -652,18 +620,17 @@ func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	}
 	s.render(w, r, http.StatusOK, "admin_ceremony", v, map[string]any{"Lines": lines, "Shown": shown, "Total": len(board),
 		"Bracket": bracket, "Brackets": b.brackets, "Next": "?" + next.Encode(), "All": "?" + all.Encode()})
+	return nil
 }
 
-func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	jobs, err := s.store.Jobs(r.Context())
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	teams, err := s.store.Teams(r.Context())
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	names := map[int64]string{}
 	for _, t := range teams {
@@ -671,57 +638,53 @@ func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer)
 	}
 	slices.Reverse(jobs)
 	s.render(w, r, http.StatusOK, "admin_jobs", v, map[string]any{"Jobs": jobs, "Teams": names})
+	return nil
 }
 
-func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	id, err := pathID(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	j, err := s.store.Job(r.Context(), id)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	attempts, err := s.store.JobAttempts(r.Context(), id)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	t, err := s.store.Team(r.Context(), j.TeamID)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	data := jobData(j, s.live.position(j.ID), attempts)
 	data["Team"] = t
 	s.render(w, r, http.StatusOK, "admin_job", v, data)
+	return nil
 }
 
-func (s *Server) rerun(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) rerun(w http.ResponseWriter, r *http.Request, v viewer) error {
 	id, err := pathID(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	j, err := s.cfg.Jobs.Rerun(r.Context(), id, portal.ActorOf(v.Account))
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(j.ID, 10))
+	return nil
 }
 
-func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v viewer) {
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v viewer) error {
 	id, err := pathID(r)
 	if err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	if _, err := s.cfg.Jobs.Cancel(r.Context(), id, portal.ActorOf(v.Account)); err != nil {
-		s.fail(w, r, v, err)
-		return
+		return err
 	}
 	seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(id, 10))
+	return nil
 }

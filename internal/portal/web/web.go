@@ -228,8 +228,8 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/jobs/{id}", s.api(true, s.apiJobByID))
 	mux.Handle("/api/", http.HandlerFunc(s.apiNotFound))
 
-	mux.Handle("/", s.guard(anyone, func(w http.ResponseWriter, r *http.Request, v viewer) {
-		s.fail(w, r, v, portal.Errorf(portal.CodeNotFound, "no such page"))
+	mux.Handle("/", s.guard(anyone, func(http.ResponseWriter, *http.Request, viewer) error {
+		return portal.Errorf(portal.CodeNotFound, "no such page")
 	}))
 	// Browsers say where a request comes from (Sec-Fetch-Site, Origin):
 	// a form posted from another site is refused before any handler runs.
@@ -240,8 +240,9 @@ func (s *Server) routes() http.Handler {
 	return headers(cop.Handler(limitBodies(mux)))
 }
 
-// handler is a route's handler: what it answers the viewer.
-type handler = func(http.ResponseWriter, *http.Request, viewer)
+// handler is a route's handler: it answers the viewer, or returns an error
+// for guard to answer (before it has written anything).
+type handler = func(http.ResponseWriter, *http.Request, viewer) error
 
 // adminRoutes are the admin's routes.
 func (s *Server) adminRoutes(handle func(pattern string, w who, h handler)) {
@@ -322,32 +323,40 @@ type viewer struct {
 func (v viewer) signedIn() bool { return v.ID != 0 }
 
 // guard runs h for the people w names; the others get the same answer
-// whatever they ask: a sign-in page for nobody, 403 for the rest.
-func (s *Server) guard(w who, h func(http.ResponseWriter, *http.Request, viewer)) http.Handler {
+// whatever they ask: a sign-in page for nobody, 403 for the rest. An error
+// h returns is answered by fail, the one place that turns an error into
+// its page.
+func (s *Server) guard(w who, h handler) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		v, err := s.viewer(r)
+		if err == nil {
+			err = s.serve(rw, r, w, v, h)
+		}
 		if err != nil {
 			s.fail(rw, r, v, err)
-			return
 		}
-		switch {
-		case w == anyone:
-		case !v.signedIn():
-			if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events") {
-				http.Redirect(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
-			} else {
-				s.fail(rw, r, v, portal.Errorf(portal.CodeDenied, "sign in first"))
-			}
-			return
-		case w == inTeam && !v.Admin() && v.TeamID == 0 && r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events"):
-			http.Redirect(rw, r, "/team", http.StatusSeeOther) // a team first
-			return
-		case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
-			s.fail(rw, r, v, portal.Errorf(portal.CodeDenied, "this page is not for you"))
-			return
-		}
-		h(rw, r, v)
 	})
+}
+
+// serve runs h for v if it is one of the people w names; it redirects
+// whom a page can help (nobody to the sign-in, a contestant without a team
+// to the team page) and refuses the others.
+func (s *Server) serve(rw http.ResponseWriter, r *http.Request, w who, v viewer, h handler) error {
+	switch {
+	case w == anyone:
+	case !v.signedIn():
+		if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events") {
+			seeOther(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
+			return nil
+		}
+		return portal.Errorf(portal.CodeDenied, "sign in first")
+	case w == inTeam && !v.Admin() && v.TeamID == 0 && r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events"):
+		seeOther(rw, r, "/team") // a team first
+		return nil
+	case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
+		return portal.Errorf(portal.CodeDenied, "this page is not for you")
+	}
+	return h(rw, r, v)
 }
 
 // status maps an error's class to an HTTP status.
@@ -365,15 +374,24 @@ func status(err error) int {
 		return http.StatusNotImplemented
 	case codeTooMany:
 		return http.StatusTooManyRequests
+	case codeUnauthorized:
+		return http.StatusUnauthorized
 	}
 	return http.StatusInternalServerError
 }
 
-// fail answers with err's status and an error page; the portal's own errors
-// are logged and shown without their detail.
+// fail answers with err's status and an error page.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
-	code := status(err)
-	msg := err.Error()
+	code, msg := s.told(w, r, err)
+	s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
+}
+
+// told is what an error tells the one who asked, on a page or in the
+// API: its status and message. The portal's own errors are logged and
+// told without their detail; a refusal for too many attempts says when to
+// try again (Retry-After).
+func (s *Server) told(w http.ResponseWriter, r *http.Request, err error) (code int, msg string) {
+	code, msg = status(err), err.Error()
 	if code == http.StatusInternalServerError {
 		s.cfg.Logger.Error("portal error", "method", r.Method, "path", r.URL.Path, "err", err)
 		msg = "the portal had an error; the staff can see it in its log"
@@ -382,7 +400,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, v viewer, err erro
 	if errors.As(err, &re) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(re.after.Round(time.Second)/time.Second)+1))
 	}
-	s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
+	return code, msg
 }
 
 // render writes a page.
