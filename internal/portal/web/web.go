@@ -19,9 +19,10 @@
 // small embedded script adds the live parts, fed by server-sent events. The
 // chart library is embedded too: the portal needs no network at run time.
 //
-// Who may do what is one table, routes: each route names the people it
-// serves (anyone, signed in, in a team, admin), and a request from anyone
-// else gets the same answer whatever it asks for. A team's jobs are found
+// Who may do what is one table, the route table (table): each route names
+// the people it serves (anyone, signed in, in a team, admin) and whether it
+// is a page or an event stream, and a request from anyone else gets the
+// same answer whatever it asks for. A team's jobs are found
 // only through the team: another team's job id answers 404, as a job that
 // does not exist. Contestants' pages are rendered from portal.Job's
 // ForContestant view, so no staff log reaches their templates.
@@ -178,48 +179,15 @@ const (
 	admin      // signed in as an admin
 )
 
-// routes is the portal's every route and whom it serves.
+// routes is the portal's every route (the route table's, the static files
+// and the API's).
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
-	handle := func(pattern string, w who, h handler) {
-		mux.Handle(pattern, s.guard(w, h))
+	for _, rt := range s.table() {
+		mux.Handle(rt.pattern, s.guard(rt))
 	}
 	static, _ := fs.Sub(files, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticFiles(static)))
-
-	handle("GET /{$}", anyone, s.contestPage)
-	handle("GET /manual", anyone, s.manualPage)
-	handle("GET /leaderboard", anyone, s.leaderboardPage)
-	handle("GET /leaderboard/events", anyone, s.leaderboardEvents)
-	handle("GET /leaderboard/history", anyone, s.leaderboardHistory)
-
-	handle("GET /signup", anyone, s.signupPage)
-	handle("POST /signup", anyone, s.signup)
-	handle("GET /login", anyone, s.loginPage)
-	handle("POST /login", anyone, s.login)
-	handle("POST /logout", anyone, s.logout)
-	handle("GET /signin/{token}", anyone, s.signInPage)
-	handle("POST /signin/{token}", anyone, s.signIn)
-
-	handle("GET /team", member, s.teamPage)
-	handle("POST /team", member, s.createTeam)
-	handle("POST /team/join", member, s.joinTeam)
-	handle("POST /team/target", inTeam, s.setTarget)
-	handle("POST /team/server", inTeam, s.pickServer)
-	handle("POST /team/tokens", inTeam, s.createToken)
-	handle("POST /team/tokens/{id}/revoke", inTeam, s.revokeToken)
-
-	handle("GET /announcements", anyone, s.announcementsPage)
-	handle("GET /notices/events", anyone, s.noticeEvents)
-	handle("GET /clarifications", member, s.clarificationsPage)
-	handle("POST /clarifications", inTeam, s.ask)
-
-	handle("POST /jobs", inTeam, s.enqueue)
-	handle("GET /jobs", inTeam, s.jobsPage)
-	handle("GET /jobs/{id}", inTeam, s.jobPage)
-	handle("GET /jobs/{id}/events", inTeam, s.jobEvents)
-
-	s.adminRoutes(handle)
 
 	// The read-only JSON API: tokens, not sessions (api.go).
 	mux.Handle("GET /api/v1/leaderboard", s.api(false, s.apiLeaderboard))
@@ -228,9 +196,6 @@ func (s *Server) routes() http.Handler {
 	mux.Handle("GET /api/v1/jobs/{id}", s.api(true, s.apiJobByID))
 	mux.Handle("/api/", http.HandlerFunc(s.apiNotFound))
 
-	mux.Handle("/", s.guard(anyone, func(http.ResponseWriter, *http.Request, viewer) error {
-		return portal.Errorf(portal.CodeNotFound, "no such page")
-	}))
 	// Browsers say where a request comes from (Sec-Fetch-Site, Origin):
 	// a form posted from another site is refused before any handler runs.
 	cop := http.NewCrossOriginProtection()
@@ -244,36 +209,97 @@ func (s *Server) routes() http.Handler {
 // for guard to answer (before it has written anything).
 type handler = func(http.ResponseWriter, *http.Request, viewer) error
 
-// adminRoutes are the admin's routes.
-func (s *Server) adminRoutes(handle func(pattern string, w who, h handler)) {
-	handle("GET /admin", admin, s.adminPage)
-	handle("POST /admin/contest", admin, s.setContest)
-	handle("POST /admin/timeline", admin, s.setTimeline)
-	handle("POST /admin/timeline/now", admin, s.setNow)
-	handle("POST /admin/teams/{id}", admin, s.setTeamPlace)
-	handle("GET /admin/servers", admin, s.serversPage)
-	handle("POST /admin/servers", admin, s.addServer)
-	handle("POST /admin/servers/{id}/remove", admin, s.removeServer)
-	handle("POST /admin/accounts/{id}/signin-link", admin, s.newSignInLink)
-	handle("GET /admin/import", admin, s.importPage)
-	handle("POST /admin/import", admin, s.importTeams)
-	handle("GET /admin/audit", admin, s.auditPage)
-	handle("GET /admin/audit.json", admin, s.auditExport)
-	handle("GET /admin/export.json", admin, s.contestExport)
-	handle("GET /admin/ceremony", admin, s.ceremonyPage)
-	handle("POST /admin/announcements", admin, s.announce)
-	handle("POST /admin/clarifications/{id}", admin, s.answer)
-	handle("GET /admin/jobs", admin, s.adminJobsPage)
-	handle("GET /admin/jobs/{id}", admin, s.adminJobPage)
-	handle("POST /admin/jobs/{id}/rerun", admin, s.rerun)
-	handle("POST /admin/jobs/{id}/cancel", admin, s.cancel)
-	handle("POST /admin/jobs/rerun-errored", admin, s.rerunErrored)
-	handle("GET /admin/validation", admin, s.validationPage)
-	handle("POST /admin/validation", admin, s.startValidation)
-	handle("POST /admin/validation/threshold", admin, s.setThreshold)
-	handle("POST /admin/teams/{id}/disqualify", admin, s.disqualify)
-	handle("POST /admin/teams/{id}/reinstate", admin, s.reinstate)
-	handle("POST /admin/workers/{name}/clear", admin, s.clearWorker)
+// kind is what a route answers: a page (a form's redirect and a download
+// count as pages), or an event stream. A browser sent to sign in first
+// follows a page's redirect; an event stream's EventSource would not, so
+// the stream is refused instead.
+type kind int
+
+const (
+	page kind = iota
+	events
+)
+
+// route is one line of the route table.
+type route struct {
+	pattern string
+	who     who
+	kind    kind
+	h       handler
+}
+
+// table is the route table: each page and form of the portal, whom it
+// serves and what it answers.
+func (s *Server) table() []route {
+	return []route{
+		{"GET /{$}", anyone, page, s.contestPage},
+		{"GET /manual", anyone, page, s.manualPage},
+		{"GET /leaderboard", anyone, page, s.leaderboardPage},
+		{"GET /leaderboard/events", anyone, events, s.leaderboardEvents},
+		{"GET /leaderboard/history", anyone, page, s.leaderboardHistory},
+
+		{"GET /signup", anyone, page, s.signupPage},
+		{"POST /signup", anyone, page, s.signup},
+		{"GET /login", anyone, page, s.loginPage},
+		{"POST /login", anyone, page, s.login},
+		{"POST /logout", anyone, page, s.logout},
+		{"GET /signin/{token}", anyone, page, s.signInPage},
+		{"POST /signin/{token}", anyone, page, s.signIn},
+
+		{"GET /team", member, page, s.teamPage},
+		{"POST /team", member, page, s.createTeam},
+		{"POST /team/join", member, page, s.joinTeam},
+		{"POST /team/target", inTeam, page, s.setTarget},
+		{"POST /team/server", inTeam, page, s.pickServer},
+		{"POST /team/tokens", inTeam, page, s.createToken},
+		{"POST /team/tokens/{id}/revoke", inTeam, page, s.revokeToken},
+
+		{"GET /announcements", anyone, page, s.announcementsPage},
+		{"GET /notices/events", anyone, events, s.noticeEvents},
+		{"GET /clarifications", member, page, s.clarificationsPage},
+		{"POST /clarifications", inTeam, page, s.ask},
+
+		{"POST /jobs", inTeam, page, s.enqueue},
+		{"GET /jobs", inTeam, page, s.jobsPage},
+		{"GET /jobs/{id}", inTeam, page, s.jobPage},
+		{"GET /jobs/{id}/events", inTeam, events, s.jobEvents},
+
+		{"GET /admin", admin, page, s.adminPage},
+		{"POST /admin/contest", admin, page, s.setContest},
+		{"POST /admin/timeline", admin, page, s.setTimeline},
+		{"POST /admin/timeline/now", admin, page, s.setNow},
+		{"POST /admin/teams/{id}", admin, page, s.setTeamPlace},
+		{"GET /admin/servers", admin, page, s.serversPage},
+		{"POST /admin/servers", admin, page, s.addServer},
+		{"POST /admin/servers/{id}/remove", admin, page, s.removeServer},
+		{"POST /admin/accounts/{id}/signin-link", admin, page, s.newSignInLink},
+		{"GET /admin/import", admin, page, s.importPage},
+		{"POST /admin/import", admin, page, s.importTeams},
+		{"GET /admin/audit", admin, page, s.auditPage},
+		{"GET /admin/audit.json", admin, page, s.auditExport},
+		{"GET /admin/export.json", admin, page, s.contestExport},
+		{"GET /admin/ceremony", admin, page, s.ceremonyPage},
+		{"POST /admin/announcements", admin, page, s.announce},
+		{"POST /admin/clarifications/{id}", admin, page, s.answer},
+		{"GET /admin/jobs", admin, page, s.adminJobsPage},
+		{"GET /admin/jobs/{id}", admin, page, s.adminJobPage},
+		{"POST /admin/jobs/{id}/rerun", admin, page, s.rerun},
+		{"POST /admin/jobs/{id}/cancel", admin, page, s.cancel},
+		{"POST /admin/jobs/rerun-errored", admin, page, s.rerunErrored},
+		{"GET /admin/validation", admin, page, s.validationPage},
+		{"POST /admin/validation", admin, page, s.startValidation},
+		{"POST /admin/validation/threshold", admin, page, s.setThreshold},
+		{"POST /admin/teams/{id}/disqualify", admin, page, s.disqualify},
+		{"POST /admin/teams/{id}/reinstate", admin, page, s.reinstate},
+		{"POST /admin/workers/{name}/clear", admin, page, s.clearWorker},
+
+		{"/", anyone, page, s.notFound},
+	}
+}
+
+// notFound answers a path that is no route.
+func (s *Server) notFound(http.ResponseWriter, *http.Request, viewer) error {
+	return portal.Errorf(portal.CodeNotFound, "no such page")
 }
 
 // MaxForm is the largest request body the portal reads: its forms are a
@@ -322,15 +348,15 @@ type viewer struct {
 
 func (v viewer) signedIn() bool { return v.ID != 0 }
 
-// guard runs h for the people w names; the others get the same answer
+// guard runs a route's handler for the people it serves; the others get the same answer
 // whatever they ask: a sign-in page for nobody, 403 for the rest. An error
 // h returns is answered by fail, the one place that turns an error into
 // its page.
-func (s *Server) guard(w who, h handler) http.Handler {
+func (s *Server) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		v, err := s.viewer(r)
 		if err == nil {
-			err = s.serve(rw, r, w, v, h)
+			err = s.serve(rw, r, rt, v)
 		}
 		if err != nil {
 			s.fail(rw, r, v, err)
@@ -338,25 +364,27 @@ func (s *Server) guard(w who, h handler) http.Handler {
 	})
 }
 
-// serve runs h for v if it is one of the people w names; it redirects
+// serve runs the route's handler for v if v is one of the people it
+// serves; to a page, it redirects
 // whom a page can help (nobody to the sign-in, a contestant without a team
 // to the team page) and refuses the others.
-func (s *Server) serve(rw http.ResponseWriter, r *http.Request, w who, v viewer, h handler) error {
+func (s *Server) serve(rw http.ResponseWriter, r *http.Request, rt route, v viewer) error {
+	w, toPage := rt.who, rt.kind == page && r.Method == http.MethodGet
 	switch {
 	case w == anyone:
 	case !v.signedIn():
-		if r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events") {
+		if toPage {
 			seeOther(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
 			return nil
 		}
 		return portal.Errorf(portal.CodeDenied, "sign in first")
-	case w == inTeam && !v.Admin() && v.TeamID == 0 && r.Method == http.MethodGet && !strings.HasSuffix(r.URL.Path, "/events"):
+	case w == inTeam && !v.Admin() && v.TeamID == 0 && toPage:
 		seeOther(rw, r, "/team") // a team first
 		return nil
 	case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
 		return portal.Errorf(portal.CodeDenied, "this page is not for you")
 	}
-	return h(rw, r, v)
+	return rt.h(rw, r, v)
 }
 
 // status maps an error's class to an HTTP status.

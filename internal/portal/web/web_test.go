@@ -776,8 +776,9 @@ func TestScoresRoundAsTheScriptDoes(t *testing.T) {
 }
 
 // TestTeamlessContestantIsSentToTeam: a signed-in contestant without a team
-// who opens a team's page is sent to make or join one; a form post is
-// refused.
+// who opens a team's page is sent to make or join one; a form post, and an
+// event stream (which a browser's EventSource opens, and which follows no
+// redirect), are refused.
 func TestTeamlessContestantIsSentToTeam(t *testing.T) {
 	st := newSite(t)
 	c := st.client()
@@ -791,5 +792,8 @@ func TestTeamlessContestantIsSentToTeam(t *testing.T) {
 	}
 	if resp := st.post(c, "/jobs", url.Values{}, nil); resp.StatusCode != denied {
 		t.Errorf("POST /jobs: %d", resp.StatusCode)
+	}
+	if resp, _ := st.do(c, http.MethodGet, "/jobs/1/events", nil, nil); resp.StatusCode != denied {
+		t.Errorf("GET /jobs/1/events: %d", resp.StatusCode)
 	}
 }
