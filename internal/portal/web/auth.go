@@ -163,6 +163,53 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, v viewer) error 
 	return nil
 }
 
+// signInPage is where a sign-in link leads: a form to choose a password.
+// Opening it changes nothing (a mail scanner that follows the link uses
+// nothing up); a link used or expired says so.
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	a, err := s.store.SignInLinkAccount(r.Context(), portal.TokenHash(r.PathValue("token")))
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "signin", v, map[string]any{"Account": a, "Token": r.PathValue("token")})
+	return nil
+}
+
+// signIn uses a sign-in link: the password chosen becomes the account's,
+// the link stops working, and its owner is signed in (as nobody else).
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request, v viewer) error {
+	token := r.PathValue("token")
+	a, err := s.store.SignInLinkAccount(r.Context(), portal.TokenHash(token))
+	if err != nil {
+		return err
+	}
+	password := r.PostFormValue("password")
+	again := func(msg string) error { // the form again, with what is wrong
+		s.render(w, r, http.StatusBadRequest, "signin", v, map[string]any{"Account": a, "Token": token, "Error": msg})
+		return nil
+	}
+	if password != r.PostFormValue("again") {
+		return again("the two passwords differ")
+	}
+	hash, err := s.cfg.Passwords.Hash(password)
+	if err != nil {
+		return again(err.Error())
+	}
+	if a, err = s.store.RedeemSignInLink(r.Context(), portal.TokenHash(token), hash); err != nil {
+		return err
+	}
+	if err := s.startSession(w, r, a); err != nil {
+		return err
+	}
+	if v.signedIn() && v.ID != a.ID { // one session at a time
+		if err := s.store.DeleteSession(r.Context(), portal.TokenHash(v.token)); err != nil {
+			s.cfg.Logger.Warn("ending the session signed in before", "err", err)
+		}
+	}
+	seeOther(w, r, "/team")
+	return nil
+}
+
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a portal.Account) error {
 	token, hash := portal.NewToken()
 	expires := s.cfg.Now().Add(s.cfg.SessionTTL)

@@ -4,14 +4,14 @@
 // but admins from the freeze to the reveal, each team still seeing its own
 // latest score), and the admin pages: settings, the timeline with its "now"
 // buttons, teams' places and disqualifications, the team import and the teams'
-// servers with their members' one-time sign-in links (servers.go), jobs,
+// servers with their members' one-time sign-in links, jobs,
 // workers and their quarantine, the audit log and its JSON export, the
 // validation runs after the end, and the ceremony. Every admin action goes
 // through the store or the queue with the admin as its actor, which record it
 // in the audit log in the transaction that makes it.
 //
 // Staff post announcements (Markdown) and answer the teams' questions,
-// privately or published for every team (notices.go); every page's viewer
+// privately or published for every team; every page's viewer
 // has an unread count, and open pages follow both over server-sent events.
 //
 // Pages are rendered on the server with html/template (every name and
@@ -22,10 +22,18 @@
 // Who may do what is one table, the route table (table): each route names
 // the people it serves (anyone, signed in, in a team, admin) and whether it
 // is a page or an event stream, and a request from anyone else gets the
-// same answer whatever it asks for. A team's jobs are found
-// only through the team: another team's job id answers 404, as a job that
-// does not exist. Contestants' pages are rendered from portal.Job's
+// same answer whatever it asks for. A handler returns its error, and fail
+// (render.go) turns it into the error page. A team's jobs are found only
+// through the team: another team's job id answers 404, as a job that does
+// not exist. Contestants' pages are rendered from portal.Job's
 // ForContestant view, so no staff log reaches their templates.
+//
+// The files go by audience: public.go (everyone's pages), auth.go (signing
+// up and in), team.go (a contestant's team and questions), jobs.go (a
+// team's benchmarks), admin.go, admin_jobs.go and admin_teams.go (staff),
+// and live.go (what the live pages are fed: the live state and the event
+// streams); web.go (the server and the route table) and render.go (pages
+// and errors) are what they share.
 //
 // Open data: a read-only JSON API under /api/v1/ (api.go) serves the public
 // board and its event stream to anyone, and a team's own jobs to the
@@ -38,15 +46,11 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"html/template"
 	"io/fs"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
@@ -105,7 +109,7 @@ type Server struct {
 	pages   map[string]*template.Template
 	limiter *limiter
 	live    *live
-	notices *notices // announcements' and clarifications' changes (notices.go)
+	notices *notices // announcements' and clarifications' changes (live.go)
 	dummy   string   // a password hash for unknown logins
 	handler http.Handler
 
@@ -387,139 +391,12 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request, rt route, v view
 	return rt.h(rw, r, v)
 }
 
-// status maps an error's class to an HTTP status.
-func status(err error) int {
-	switch portal.ErrorCode(err) {
-	case portal.CodeInvalid:
-		return http.StatusBadRequest
-	case portal.CodeNotFound:
-		return http.StatusNotFound
-	case portal.CodeConflict:
-		return http.StatusConflict
-	case portal.CodeDenied:
-		return http.StatusForbidden
-	case portal.CodeUnsupported:
-		return http.StatusNotImplemented
-	case codeTooMany:
-		return http.StatusTooManyRequests
-	case codeUnauthorized:
-		return http.StatusUnauthorized
+// contest reads the contest; a portal whose admin has not set one up yet
+// has a contest with no problem.
+func (s *Server) contest(r *http.Request) (portal.Contest, error) {
+	c, err := s.store.Contest(r.Context())
+	if portal.ErrorCode(err) == portal.CodeNotFound {
+		return portal.Contest{}, nil
 	}
-	return http.StatusInternalServerError
-}
-
-// fail answers with err's status and an error page.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
-	code, msg := s.told(w, r, err)
-	s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
-}
-
-// told is what an error tells the one who asked, on a page or in the
-// API: its status and message. The portal's own errors are logged and
-// told without their detail; a refusal for too many attempts says when to
-// try again (Retry-After).
-func (s *Server) told(w http.ResponseWriter, r *http.Request, err error) (code int, msg string) {
-	code, msg = status(err), err.Error()
-	if code == http.StatusInternalServerError {
-		s.cfg.Logger.Error("portal error", "method", r.Method, "path", r.URL.Path, "err", err)
-		msg = "the portal had an error; the staff can see it in its log"
-	}
-	var re *retryError
-	if errors.As(err, &re) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(re.after.Round(time.Second)/time.Second)+1))
-	}
-	return code, msg
-}
-
-// render writes a page.
-func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page string, v viewer, data map[string]any) {
-	t, ok := s.pages[page]
-	if !ok {
-		panic("web: no page " + page)
-	}
-	if data == nil {
-		data = map[string]any{}
-	}
-	data["Viewer"] = v
-	data["Path"] = r.URL.Path
-	data["Notice"] = s.noticeFor(r, v)
-	var b strings.Builder
-	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
-		s.cfg.Logger.Error("rendering a page", "page", page, "err", err)
-		http.Error(w, "the portal could not render this page", http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	_, _ = w.Write([]byte(b.String()))
-}
-
-// boardRow renders one leaderboard line with the page's "boardrow": own
-// marks the viewer's team, staff shows hidden teams as such, brackets adds
-// the bracket's column (the board of every bracket of a contest that has
-// some).
-func (s *Server) boardRow(st portal.Standing, own, staff, brackets bool) (string, error) {
-	var b strings.Builder
-	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", map[string]any{"S": st, "Own": own, "Staff": staff,
-		"Brackets": brackets})
-	return b.String(), err
-}
-
-// seeOther ends a form post: the browser goes to the page.
-func seeOther(w http.ResponseWriter, r *http.Request, to string) {
-	http.Redirect(w, r, to, http.StatusSeeOther)
-}
-
-// pathID reads the {id} of a route (a job's, unless what says).
-func pathID(r *http.Request, what ...string) (int64, error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id <= 0 {
-		name := "job"
-		if len(what) > 0 {
-			name = what[0]
-		}
-		return 0, portal.Errorf(portal.CodeNotFound, "no such %s", name)
-	}
-	return id, nil
-}
-
-func parsePages() (map[string]*template.Template, error) {
-	funcs := template.FuncMap{
-		"when": func(t time.Time) string {
-			if t.IsZero() {
-				return "—"
-			}
-			return t.UTC().Format("2006-01-02 15:04:05 UTC")
-		},
-		// score rounds half away from zero, as the pages' script does
-		// (Math.round), so a live update never changes a score's digits.
-		"score": func(f float64) string { return strconv.FormatFloat(math.Round(f), 'f', 0, 64) },
-		"add":   func(a, b int) int { return a + b },
-		// local is a time as a datetime-local input takes it, in UTC, to
-		// the second ("" when unset).
-		"local": func(t time.Time) string {
-			if t.IsZero() {
-				return ""
-			}
-			return t.UTC().Format("2006-01-02T15:04:05")
-		},
-	}
-	entries, err := fs.Glob(files, "templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	pages := map[string]*template.Template{}
-	for _, e := range entries {
-		name := strings.TrimSuffix(strings.TrimPrefix(e, "templates/"), ".html")
-		if name == "layout" || name == "partials" {
-			continue
-		}
-		t, err := template.New(name).Funcs(funcs).ParseFS(files, "templates/layout.html", "templates/partials.html", e)
-		if err != nil {
-			return nil, fmt.Errorf("web: page %s: %w", name, err)
-		}
-		pages[name] = t
-	}
-	return pages, nil
+	return c, err
 }

@@ -14,6 +14,10 @@ import (
 	"github.com/tunecon/tunecon/internal/portal/store"
 )
 
+// What the live pages are fed: one loop reads the jobs and the boards, and
+// another the notices' fingerprint, for every viewer; each open page's
+// event stream sends its viewer what changed.
+
 // KeepAliveEvery is how often a quiet event stream sends a comment, so that
 // proxies keep it open.
 const KeepAliveEvery = 15 * time.Second
@@ -500,41 +504,148 @@ func (s *Server) leaderboardEvents(w http.ResponseWriter, r *http.Request, v vie
 	}
 }
 
-// ChartTeams is how many of the leading teams the score chart draws (the
-// viewer's own team is drawn too).
-const ChartTeams = 10
+// Announcements and clarifications: staff post announcements (Markdown) that
+// every page's viewer is told of; teams ask questions that staff answer,
+// privately or for every team. One loop polls the database's fingerprint of
+// both (store.NoticeChanges); each open page's stream (/notices/events)
+// then sends its viewer's counts and what its lists show, when they change.
 
-// leaderboardHistory is the chart's data: the passed scores over time of
-// the leading teams of the viewer's board and of the viewer's own team.
-// During a freeze the others' scores stop at the freeze; the team's own go
-// on.
-func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v viewer) error {
-	b, view, err := s.boardFor(r, v)
-	if err != nil {
-		return err
-	}
-	type series struct {
-		TeamID int64        `json:"team_id"`
-		Team   string       `json:"team"`
-		Own    bool         `json:"own"`
-		Points [][2]float64 `json:"points"` // [unix seconds, score]
-	}
-	out := []series{}
-	for i, st := range view.standings {
-		own := st.TeamID == v.TeamID && v.TeamID != 0
-		if (i < ChartTeams && st.Passed) || own {
-			points := view.points[st.TeamID]
-			if own {
-				points = b.points[st.TeamID]
+// notices is the loop's last reading of the fingerprint. Streams wait on
+// tick, which is closed and replaced each time it changes.
+type notices struct {
+	store *store.Store
+	every time.Duration
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	tick    chan struct{}
+	changes store.NoticeChanges
+	loaded  bool
+}
+
+func newNotices(s *store.Store, every time.Duration, log *slog.Logger) *notices {
+	return &notices{store: s, every: every, log: log, tick: make(chan struct{})}
+}
+
+func (n *notices) run(ctx context.Context) {
+	t := time.NewTicker(n.every)
+	defer t.Stop()
+	for {
+		changes, err := n.store.NoticeChanges(ctx)
+		if err != nil && ctx.Err() == nil {
+			n.log.Warn("reading the notices' changes", "err", err)
+		}
+		if err == nil {
+			n.mu.Lock()
+			if !n.loaded || changes != n.changes {
+				n.changes, n.loaded = changes, true
+				close(n.tick)
+				n.tick = make(chan struct{})
 			}
-			if points == nil {
-				points = [][2]float64{}
-			}
-			out = append(out, series{TeamID: st.TeamID, Team: st.Team, Own: own, Points: points})
+			n.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = json.NewEncoder(w).Encode(map[string]any{"series": out, "frozen": b.frozen && !v.Admin()})
-	return nil
+}
+
+// current is the fingerprint as last read, and the channel closed when it
+// next changes.
+func (n *notices) current() (store.NoticeChanges, bool, <-chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.changes, n.loaded, n.tick
+}
+
+// notice is what every page's layout shows a signed-in viewer: the unread
+// announcements, and to staff the questions waiting for an answer.
+type notice struct {
+	Unread     int
+	Unanswered int
+}
+
+// noticeFor counts the viewer's notices; a failure is logged and shows
+// none (a page never fails for its notice).
+func (s *Server) noticeFor(r *http.Request, v viewer) notice {
+	if !v.signedIn() {
+		return notice{}
+	}
+	n, err := s.store.NoticesFor(r.Context(), v.ID, v.Admin())
+	if err != nil {
+		if r.Context().Err() == nil {
+			s.cfg.Logger.Warn("counting a viewer's notices", "account", v.ID, "err", err)
+		}
+		return notice{}
+	}
+	return notice{Unread: n.Unread, Unanswered: n.Unanswered}
+}
+
+// seen is whose clarifications the viewer sees: staff every one, a team
+// member the published ones and the team's own, anyone else signed in the
+// published ones.
+func seen(v viewer) store.Seen { return store.Seen{All: v.Admin(), TeamID: v.TeamID} }
+
+// noticeEvent is the "notices" event: the newest announcement's id, the
+// viewer's unread announcements and (staff) unanswered questions, and the
+// fingerprint of the clarifications the viewer sees (signed in only).
+type noticeEvent struct {
+	Latest         int64  `json:"latest"`
+	Unread         int    `json:"unread"`
+	Unanswered     int    `json:"unanswered"`
+	Clarifications string `json:"clarifications,omitempty"`
+}
+
+// noticeEvents streams the viewer's "notices" event at once and each time
+// it changes.
+func (s *Server) noticeEvents(w http.ResponseWriter, r *http.Request, v viewer) error {
+	st := startStream(w)
+	keep := time.NewTicker(KeepAliveEvery)
+	defer keep.Stop()
+	var (
+		last     *noticeEvent
+		lastRead store.NoticeChanges
+	)
+	for first := true; ; first = false {
+		changes, loaded, next := s.notices.current()
+		if first || loaded && changes != lastRead {
+			ev, err := s.noticeEventFor(r.Context(), v)
+			if err != nil {
+				if r.Context().Err() == nil {
+					s.cfg.Logger.Warn("reading a viewer's notices", "account", v.ID, "err", err)
+				}
+				return nil // the browser reconnects on its own
+			}
+			if last == nil || *last != ev {
+				if st.send("notices", ev) != nil {
+					return nil
+				}
+				last = &ev
+			}
+			lastRead = changes
+		}
+		if !st.wait(r.Context(), keep, next) {
+			return nil
+		}
+	}
+}
+
+func (s *Server) noticeEventFor(ctx context.Context, v viewer) (noticeEvent, error) {
+	changes, err := s.store.NoticeChanges(ctx)
+	if err != nil {
+		return noticeEvent{}, err
+	}
+	ev := noticeEvent{Latest: changes.LastAnnouncement}
+	if !v.signedIn() {
+		return ev, nil
+	}
+	n, err := s.store.NoticesFor(ctx, v.ID, v.Admin())
+	if err != nil {
+		return ev, err
+	}
+	ev.Unread, ev.Unanswered = n.Unread, n.Unanswered
+	ev.Clarifications, err = s.store.ClarificationsKey(ctx, seen(v))
+	return ev, err
 }

@@ -13,56 +13,61 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
 )
 
-// Team servers, the team import and sign-in links: the organiser's side of
-// a contest with assigned servers (portal.Settings.AssignedServers).
+// The admin's teams: their places on the board, disqualification, and the
+// organiser's side of a contest with assigned servers (portal.Settings.
+// AssignedServers): the teams' servers, the team import and sign-in links.
+
+// setTeamPlace is a team's line on the admin page: its bracket, whether it
+// is hidden, its extra time in minutes.
+func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r, "team")
+	if err != nil {
+		return err
+	}
+	var extra time.Duration
+	if mins := strings.TrimSpace(r.PostFormValue("extra_minutes")); mins != "" {
+		n, err := strconv.Atoi(mins)
+		if err != nil {
+			return portal.Errorf(portal.CodeInvalid, "extra time: %q is not a number of minutes", mins)
+		}
+		extra = time.Duration(n) * time.Minute
+	}
+	place := store.TeamPlace{Bracket: r.PostFormValue("bracket"), Hidden: r.PostFormValue("hidden") == "on", ExtraTime: extra}
+	if err := s.store.SetTeamPlace(r.Context(), portal.ActorOf(v.Account), id, place); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
+	return nil
+}
+
+// disqualify disqualifies a team with a reason, or changes the reason.
+func (s *Server) disqualify(w http.ResponseWriter, r *http.Request, v viewer) error {
+	return s.setDisqualified(w, r, v, true)
+}
+
+// reinstate lifts a team's disqualification.
+func (s *Server) reinstate(w http.ResponseWriter, r *http.Request, v viewer) error {
+	return s.setDisqualified(w, r, v, false)
+}
+
+func (s *Server) setDisqualified(w http.ResponseWriter, r *http.Request, v viewer, dq bool) error {
+	id, err := pathID(r, "team")
+	if err != nil {
+		return err
+	}
+	if err := s.store.SetDisqualified(r.Context(), portal.ActorOf(v.Account), id, dq, r.PostFormValue("reason")); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
+	return nil
+}
 
 // MaxImport is the largest team file the import reads: 600 teams of three
 // take about 100 KiB.
 const MaxImport = 2 << 20
-
-// pickServer is the team page's choice of which of the team's servers its
-// benchmarks hit, in a contest with assigned servers. Another team's
-// server, or none, is refused (403); so is a change once the contest is
-// over for the team (its validation run measures the server it ended on).
-func (s *Server) pickServer(w http.ResponseWriter, r *http.Request, v viewer) error {
-	c, err := s.contest(r)
-	if err != nil {
-		return err
-	}
-	if !c.Settings.AssignedServers {
-		return portal.Errorf(portal.CodeConflict, "this contest's teams register their own targets: save yours as a URL")
-	}
-	team, err := s.store.Team(r.Context(), v.TeamID)
-	if err == nil {
-		err = c.CheckTargetChange(team, s.cfg.Now())
-	}
-	if err != nil {
-		return err
-	}
-	id, err := strconv.ParseInt(r.PostFormValue("server"), 10, 64)
-	var srv portal.Server
-	if err == nil {
-		srv, err = s.store.Server(r.Context(), id)
-	}
-	if err != nil || srv.TeamID != v.TeamID {
-		return portal.Errorf(portal.CodeDenied, "that is not one of your team's servers: pick one of those listed")
-	}
-	u, err := portal.CheckTarget(srv.URL, c.Settings.Targets())
-	if err != nil {
-		return err
-	}
-	host := ""
-	if !c.Settings.LocalTargets {
-		host = portal.TargetHost(u)
-	}
-	if err := s.store.SetTarget(r.Context(), v.TeamID, srv.URL, host); err != nil {
-		return err
-	}
-	seeOther(w, r, "/team")
-	return nil
-}
 
 // serversPage lists every team with its members and servers: the forms
 // that give a team a server, take one back, and make a member a new
@@ -224,51 +229,4 @@ func (s *Server) baseURL(r *http.Request) string {
 		scheme = "https"
 	}
 	return scheme + "://" + r.Host
-}
-
-// signInPage is where a sign-in link leads: a form to choose a password.
-// Opening it changes nothing (a mail scanner that follows the link uses
-// nothing up); a link used or expired says so.
-func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, v viewer) error {
-	a, err := s.store.SignInLinkAccount(r.Context(), portal.TokenHash(r.PathValue("token")))
-	if err != nil {
-		return err
-	}
-	s.render(w, r, http.StatusOK, "signin", v, map[string]any{"Account": a, "Token": r.PathValue("token")})
-	return nil
-}
-
-// signIn uses a sign-in link: the password chosen becomes the account's,
-// the link stops working, and its owner is signed in (as nobody else).
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request, v viewer) error {
-	token := r.PathValue("token")
-	a, err := s.store.SignInLinkAccount(r.Context(), portal.TokenHash(token))
-	if err != nil {
-		return err
-	}
-	password := r.PostFormValue("password")
-	again := func(msg string) error { // the form again, with what is wrong
-		s.render(w, r, http.StatusBadRequest, "signin", v, map[string]any{"Account": a, "Token": token, "Error": msg})
-		return nil
-	}
-	if password != r.PostFormValue("again") {
-		return again("the two passwords differ")
-	}
-	hash, err := s.cfg.Passwords.Hash(password)
-	if err != nil {
-		return again(err.Error())
-	}
-	if a, err = s.store.RedeemSignInLink(r.Context(), portal.TokenHash(token), hash); err != nil {
-		return err
-	}
-	if err := s.startSession(w, r, a); err != nil {
-		return err
-	}
-	if v.signedIn() && v.ID != a.ID { // one session at a time
-		if err := s.store.DeleteSession(r.Context(), portal.TokenHash(v.token)); err != nil {
-			s.cfg.Logger.Warn("ending the session signed in before", "err", err)
-		}
-	}
-	seeOther(w, r, "/team")
-	return nil
 }

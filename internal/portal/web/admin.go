@@ -1,0 +1,312 @@
+package web
+
+import (
+	"encoding/json"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
+)
+
+// The admin's main page and forms: the contest's settings and timeline,
+// announcements and answers, the audit log and the ceremony.
+
+func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	ctx := r.Context()
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	teams, err := s.store.Teams(ctx)
+	if err != nil {
+		return err
+	}
+	accounts, err := s.store.Accounts(ctx)
+	if err != nil {
+		return err
+	}
+	members := map[int64][]string{}
+	for _, a := range accounts {
+		if a.TeamID != 0 {
+			members[a.TeamID] = append(members[a.TeamID], a.Login)
+		}
+	}
+	workers, err := s.workers(r)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	s.render(w, r, http.StatusOK, "admin", v, map[string]any{
+		"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
+		"Problems": s.cfg.Problems, "Teams": teams, "Members": members, "Workers": workers, "Accounts": len(accounts),
+		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
+		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
+		"Networks":       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
+		"MaxLoadSeconds": maxLoadSeconds,
+		// A contest not set up yet is proposed assigned servers.
+		"Assigned": c.Settings.AssignedServers || c.Problem == "",
+	})
+	return nil
+}
+
+// maxLoadSeconds is the longest load the settings form takes, in seconds
+// (its shortest, 1 s, is engine.MinLoadDuration too).
+const maxLoadSeconds = int(engine.MaxLoadDuration / time.Second)
+
+// setContest is the admin's settings form: the problem, the load's
+// length, the team size, whose targets (assigned servers or self-registered),
+// local targets, the ranking rule and the brackets.
+// The times have a form of their own (setTimeline).
+func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) error {
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	problem := r.PostFormValue("problem")
+	if !slices.Contains(s.cfg.Problems, problem) {
+		return portal.Errorf(portal.CodeInvalid, "no problem %q", problem)
+	}
+	load, settings := c.LoadDuration, c.Settings
+	if secs := strings.TrimSpace(r.PostFormValue("load_seconds")); secs != "" {
+		n, err := strconv.Atoi(secs)
+		if err != nil || n < 0 || n > maxLoadSeconds {
+			return portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to %d seconds", maxLoadSeconds)
+		}
+		load = time.Duration(n) * time.Second
+	}
+	if size := strings.TrimSpace(r.PostFormValue("team_size")); size != "" {
+		n, err := strconv.Atoi(size)
+		if err != nil || n < 1 || n > 100 {
+			return portal.Errorf(portal.CodeInvalid, "a team has 1 to 100 members")
+		}
+		settings.MaxTeamSize = n
+	}
+	settings.LocalTargets = r.PostFormValue("local_targets") == "on"
+	switch targets := r.PostFormValue("targets"); targets {
+	case "assigned", "self":
+		settings.AssignedServers = targets == "assigned"
+	case "": // a form without the choice keeps it
+	default:
+		return portal.Errorf(portal.CodeInvalid, "targets are assigned or self-registered, not %q", targets)
+	}
+	if rule := r.PostFormValue("ranking"); rule != "" {
+		settings.Ranking = portal.RankRule(rule)
+	}
+	if r.PostForm.Has("brackets") {
+		settings.Brackets = nil
+		for b := range strings.SplitSeq(r.PostFormValue("brackets"), ",") {
+			if b = strings.TrimSpace(b); b != "" {
+				settings.Brackets = append(settings.Brackets, b)
+			}
+		}
+	}
+	if r.PostForm.Has("target_networks") {
+		if settings.TargetNetworks, err = portal.ParseNetworks(r.PostFormValue("target_networks")); err != nil {
+			return err
+		}
+	}
+	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), problem, load, settings); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin")
+	return nil
+}
+
+// parseTime reads a time of a form: empty for none, else UTC as a
+// datetime-local input sends it (seconds optional) or RFC 3339.
+func parseTime(r *http.Request, field string) (time.Time, error) {
+	in := strings.TrimSpace(r.PostFormValue(field))
+	if in == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano} {
+		if t, err := time.ParseInLocation(layout, in, time.UTC); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, portal.Errorf(portal.CodeInvalid, "%s: %q is not a time like 2026-12-01T10:00 (UTC)", field, in)
+}
+
+// timeFields are the timeline form's fields, by event.
+var timeFields = map[portal.Event]string{
+	portal.EventRegistration: "registration_at", portal.EventStart: "starts_at", portal.EventFreeze: "freezes_at",
+	portal.EventEnd: "ends_at", portal.EventReveal: "reveals_at",
+}
+
+// setTimeline is the admin's timeline form: the five times, in UTC. A
+// field that shows a time as the form showed it (to the second) keeps the
+// time as it is, so saving the form changes only what was edited.
+func (s *Server) setTimeline(w http.ResponseWriter, r *http.Request, v viewer) error {
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	t := c.Timeline
+	for _, e := range portal.Events() {
+		at, _ := t.At(e)
+		in, err := parseTime(r, timeFields[e])
+		if err != nil {
+			return err
+		}
+		if !in.Equal(at.Truncate(time.Second)) {
+			*at = in
+		}
+	}
+	if err := s.store.SetTimeline(r.Context(), portal.ActorOf(v.Account), t); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin")
+	return nil
+}
+
+// setNow is the timeline's buttons: one event (registration, start,
+// freeze, end, reveal) now.
+func (s *Server) setNow(w http.ResponseWriter, r *http.Request, v viewer) error {
+	e := portal.Event(r.PostFormValue("event"))
+	if _, err := s.store.SetNow(r.Context(), portal.ActorOf(v.Account), e); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin")
+	return nil
+}
+
+// auditPage lists the admin actions, the newest first.
+func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	entries, err := s.store.AuditLog(r.Context())
+	if err != nil {
+		return err
+	}
+	slices.Reverse(entries)
+	type line struct {
+		portal.AuditEntry
+		What []string
+	}
+	lines := make([]line, len(entries))
+	for i, e := range entries {
+		lines[i] = line{AuditEntry: e, What: describeDetail(e.Detail)}
+	}
+	s.render(w, r, http.StatusOK, "admin_audit", v, map[string]any{"Entries": lines})
+	return nil
+}
+
+// describeDetail is an audit entry's detail in lines for people: "field:
+// before → after" for each change, "key: value" otherwise.
+func describeDetail(detail json.RawMessage) []string {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(detail, &fields); err != nil {
+		return []string{string(detail)}
+	}
+	show := func(raw json.RawMessage) string {
+		var s string
+		if string(raw) == "null" {
+			return "unset"
+		}
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(raw)
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		// A change is {"before": ..., "after": ...}, either of them null.
+		var c map[string]json.RawMessage
+		_ = json.Unmarshal(fields[k], &c)
+		before, hasBefore := c["before"]
+		after, hasAfter := c["after"]
+		if len(c) == 2 && hasBefore && hasAfter {
+			out = append(out, k+": "+show(before)+" → "+show(after))
+		} else {
+			out = append(out, k+": "+show(fields[k]))
+		}
+	}
+	return out
+}
+
+// auditExport is the audit log as a JSON file, oldest first.
+func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, v viewer) error {
+	entries, err := s.store.AuditLog(r.Context())
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Disposition", `attachment; filename="tunecon-audit.json"`)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(entries)
+	return nil
+}
+
+// ceremonyPage reveals the final board (live, without hidden teams) team by
+// team from the bottom: ?shown=N shows the last N lines, and its button
+// shows one more. It changes nothing: the public board is revealed by the
+// timeline's reveal.
+func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	b, err := s.live.current(r.Context())
+	if err != nil {
+		return err
+	}
+	bracket := r.URL.Query().Get("bracket")
+	if _, err := b.view(bracket, true); err != nil {
+		return err
+	}
+	board := portal.Board(b.final, bracket, false)
+	shown, _ := strconv.Atoi(r.URL.Query().Get("shown"))
+	shown = max(0, min(shown, len(board)))
+	type line struct {
+		portal.Standing
+		Shown bool
+	}
+	lines := make([]line, len(board))
+	for i, st := range board {
+		lines[i] = line{Standing: st, Shown: i >= len(board)-shown}
+	}
+	next := url.Values{"shown": {strconv.Itoa(shown + 1)}}
+	all := url.Values{"shown": {strconv.Itoa(len(board))}}
+	if bracket != "" {
+		next.Set("bracket", bracket)
+		all.Set("bracket", bracket)
+	}
+	s.render(w, r, http.StatusOK, "admin_ceremony", v, map[string]any{"Lines": lines, "Shown": shown, "Total": len(board),
+		"Bracket": bracket, "Brackets": b.brackets, "Next": "?" + next.Encode(), "All": "?" + all.Encode()})
+	return nil
+}
+
+// announce is staff's form: an announcement's Markdown.
+func (s *Server) announce(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if _, err := s.store.Announce(r.Context(), portal.ActorOf(v.Account), r.PostFormValue("text")); err != nil {
+		return err
+	}
+	seeOther(w, r, "/announcements")
+	return nil
+}
+
+// answer is staff's form on a clarification: the answer (typed, or one of
+// the canned answers when none is typed), the question's text as shown,
+// and whether to publish it to every team.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r, "clarification")
+	if err != nil {
+		return err
+	}
+	text := r.PostFormValue("answer")
+	if canned := r.PostFormValue("canned"); strings.TrimSpace(text) == "" && canned != "" {
+		if !slices.Contains(portal.CannedAnswers, canned) {
+			return portal.Errorf(portal.CodeInvalid, "no canned answer %q", canned)
+		}
+		text = canned
+	}
+	a := store.Answer{Question: r.PostFormValue("question"), Answer: text, Publish: r.PostFormValue("publish") == "on"}
+	if _, err := s.store.AnswerClarification(r.Context(), portal.ActorOf(v.Account), id, a); err != nil {
+		return err
+	}
+	seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(id, 10))
+	return nil
+}

@@ -1,0 +1,250 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/queue"
+	"github.com/tunecon/tunecon/internal/portal/store"
+)
+
+// The admin's jobs and workers: every job, re-runs and cancellations, the
+// workers' quarantine, and the validation runs after the end.
+
+// WorkerGone is how old a worker's heartbeat may be before the admin page
+// calls it gone (workers beat every few seconds).
+const WorkerGone = 30 * time.Second
+
+// RecentJobs is how many of a worker's last jobs (since staff last cleared
+// its quarantine) the admin page counts; a worker whose faults among them
+// break the quarantine rule (portal.Faults) is unhealthy, and the portal
+// quarantines it.
+const RecentJobs = portal.QuarantineRecent
+
+// workerView is a worker on the admin page.
+type workerView struct {
+	portal.Worker
+	Gone      bool
+	Recent    int // its last jobs, up to RecentJobs
+	Errored   int // of them, errored through the benchmarker
+	Unhealthy bool
+}
+
+func (s *Server) workers(r *http.Request) ([]workerView, error) {
+	ws, err := s.store.Workers(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	recent, err := s.store.RecentWorkerJobs(r.Context(), RecentJobs)
+	if err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	out := make([]workerView, 0, len(ws))
+	for _, w := range ws {
+		wv := workerView{Worker: w, Gone: now.Sub(w.HeartbeatAt) > WorkerGone}
+		wv.Recent = len(recent[w.Name])
+		wv.Errored, _, wv.Unhealthy = portal.Faults(recent[w.Name])
+		out = append(out, wv)
+	}
+	return out, nil
+}
+
+// anyHealthy reports whether a worker is live and not quarantined: one
+// that can take the queued jobs.
+func anyHealthy(ws []workerView) bool {
+	for _, w := range ws {
+		if !w.Gone && !w.Quarantined() {
+			return true
+		}
+	}
+	return false
+}
+
+// ClearPath is the route that clears the worker's quarantine, its name
+// escaped as one path segment.
+func (w workerView) ClearPath() string { return "/admin/workers/" + url.PathEscape(w.Name) + "/clear" }
+
+// clearWorker clears a worker's quarantine: it takes jobs again.
+func (s *Server) clearWorker(w http.ResponseWriter, r *http.Request, v viewer) error {
+	name := r.PathValue("name")
+	if err := s.store.ClearQuarantine(r.Context(), portal.ActorOf(v.Account), name); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin#workers")
+	return nil
+}
+
+func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	jobs, err := s.store.Jobs(r.Context())
+	if err != nil {
+		return err
+	}
+	teams, err := s.store.Teams(r.Context())
+	if err != nil {
+		return err
+	}
+	names := map[int64]string{}
+	for _, t := range teams {
+		names[t.ID] = t.Name
+	}
+	slices.Reverse(jobs)
+	s.render(w, r, http.StatusOK, "admin_jobs", v, map[string]any{"Jobs": jobs, "Teams": names})
+	return nil
+}
+
+func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	j, err := s.store.Job(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	attempts, err := s.store.JobAttempts(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	t, err := s.store.Team(r.Context(), j.TeamID)
+	if err != nil {
+		return err
+	}
+	data := jobData(j, s.live.position(j.ID), attempts)
+	data["Team"] = t
+	s.render(w, r, http.StatusOK, "admin_job", v, data)
+	return nil
+}
+
+func (s *Server) rerun(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	j, err := s.cfg.Jobs.Rerun(r.Context(), id, portal.ActorOf(v.Account))
+	if err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(j.ID, 10))
+	return nil
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Jobs.Cancel(r.Context(), id, portal.ActorOf(v.Account)); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(id, 10))
+	return nil
+}
+
+// rerunErrored runs every errored job not run again yet once more.
+func (s *Server) rerunErrored(w http.ResponseWriter, r *http.Request, v viewer) error {
+	val, err := s.validator()
+	if err != nil {
+		return err
+	}
+	if _, err := val.RerunErrored(r.Context(), portal.ActorOf(v.Account)); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin/jobs")
+	return nil
+}
+
+// Validator is what the validation page and "re-run all errored" ask of
+// the job queue, an optional capability of Jobs (the queue has it).
+type Validator interface {
+	Validate(ctx context.Context, by portal.Actor) (queue.Bulk, error)
+	RerunErrored(ctx context.Context, by portal.Actor) (queue.Bulk, error)
+}
+
+var _ Validator = (*queue.Queue)(nil)
+
+func (s *Server) validator() (Validator, error) {
+	v, ok := s.cfg.Jobs.(Validator)
+	if !ok {
+		return nil, portal.Errorf(portal.CodeUnsupported, "this portal's queue runs no validation")
+	}
+	return v, nil
+}
+
+// validationPage shows each team's final score (by the contest's ranking
+// rule, live: the board as it will be revealed) beside its latest
+// validation run, the ratio of the two, and flags those under the
+// threshold, failed or errored.
+func (s *Server) validationPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	ctx := r.Context()
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	all, err := s.store.Leaderboard(ctx, store.BoardOptions{Rule: c.Settings.Rule()})
+	if err != nil {
+		return err
+	}
+	latest, err := s.store.LatestValidations(ctx)
+	if err != nil {
+		return err
+	}
+	threshold := c.Settings.Threshold()
+	lines := make([]portal.ValidationLine, 0, len(all))
+	flagged := 0
+	for _, st := range portal.Board(all, "", true) {
+		l := portal.Validate(st, latest[st.TeamID], threshold)
+		if l.Flagged() {
+			flagged++
+		}
+		lines = append(lines, l)
+	}
+	now := s.cfg.Now()
+	s.render(w, r, http.StatusOK, "admin_validation", v, map[string]any{
+		"Lines": lines, "Flagged": flagged, "Threshold": threshold, "Rule": c.Settings.Rule(),
+		"Ended": !c.EndsAt.IsZero() && !now.Before(c.EndsAt), "Contest": c,
+		"Done": r.URL.Query().Get("queued"),
+	})
+	return nil
+}
+
+// startValidation queues a validation job of every team with a target.
+func (s *Server) startValidation(w http.ResponseWriter, r *http.Request, v viewer) error {
+	val, err := s.validator()
+	if err != nil {
+		return err
+	}
+	b, err := val.Validate(r.Context(), portal.ActorOf(v.Account))
+	if err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin/validation?"+url.Values{"queued": {strconv.Itoa(len(b.Queued))}}.Encode())
+	return nil
+}
+
+// setThreshold sets the contest's validation threshold, in percent, as a
+// change of its settings (audited as one).
+func (s *Server) setThreshold(w http.ResponseWriter, r *http.Request, v viewer) error {
+	in := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r.PostFormValue("threshold")), "%"))
+	n, err := strconv.Atoi(in)
+	if err != nil || n < 1 || n > 100 {
+		return portal.Errorf(portal.CodeInvalid, "the validation threshold is 1 to 100 (percent), not %q", in)
+	}
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	settings := c.Settings
+	settings.ValidationThreshold = n
+	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), c.Problem, c.LoadDuration, settings); err != nil {
+		return err
+	}
+	seeOther(w, r, "/admin/validation")
+	return nil
+}

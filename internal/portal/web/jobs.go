@@ -1,0 +1,77 @@
+package web
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+)
+
+// A team's benchmarks: enqueueing one, the list, and a job's page.
+
+// enqueue queues a benchmark of the viewer's team. The queue refuses one
+// unless the contest runs for the team, in the transaction that adds it.
+func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, v viewer) error {
+	j, err := s.cfg.Jobs.Enqueue(r.Context(), v.TeamID)
+	if err != nil {
+		return err
+	}
+	seeOther(w, r, "/jobs/"+strconv.FormatInt(j.ID, 10))
+	return nil
+}
+
+func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	jobs, err := s.store.TeamJobs(r.Context(), v.TeamID)
+	if err != nil {
+		return err
+	}
+	for i := range jobs {
+		jobs[i] = jobs[i].ForContestant()
+	}
+	s.render(w, r, http.StatusOK, "jobs", v, map[string]any{"Jobs": jobs})
+	return nil
+}
+
+// teamJob reads a job of the viewer's team: another team's job is not found,
+// exactly as a job that does not exist.
+func (s *Server) teamJob(r *http.Request, v viewer) (portal.Job, error) {
+	id, err := pathID(r)
+	if err != nil {
+		return portal.Job{}, err
+	}
+	j, err := s.store.Job(r.Context(), id)
+	if err != nil || j.TeamID != v.TeamID || j.Kind == portal.KindValidation { // teams never see validation runs
+		if err == nil || portal.ErrorCode(err) == portal.CodeNotFound {
+			return portal.Job{}, portal.Errorf(portal.CodeNotFound, "no such job")
+		}
+		return portal.Job{}, err
+	}
+	return j.ForContestant(), nil
+}
+
+func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	j, err := s.teamJob(r, v)
+	if err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "job", v, jobData(j, s.live.position(j.ID), nil))
+	return nil
+}
+
+// jobData is what the job pages show: the summary of the engine's result
+// (its verdict, scores, errors, per-endpoint table and messages; never the
+// staff log, which the result does not hold).
+func jobData(j portal.Job, position int, attempts []portal.Attempt) map[string]any {
+	data := map[string]any{"Job": j, "Position": position, "Attempts": attempts}
+	if len(j.Result) > 0 {
+		var res engine.Result
+		var b strings.Builder
+		if err := json.Unmarshal(j.Result, &res); err == nil && res.WriteSummary(&b) == nil {
+			data["Summary"] = b.String()
+		}
+	}
+	return data
+}

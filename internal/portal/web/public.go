@@ -1,0 +1,217 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/yuin/goldmark"
+)
+
+// The pages everyone may read: the contest page, the manual, the
+// leaderboard with its chart, and the announcements.
+
+func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	now := s.cfg.Now()
+	data := map[string]any{"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
+		"Registration": c.RegistrationOpen(now)}
+	if p, ok := s.cfg.Lookup(c.Problem); ok {
+		data["Problem"] = p
+	}
+	if v.TeamID != 0 {
+		t, err := s.store.Team(r.Context(), v.TeamID)
+		if err != nil {
+			return err
+		}
+		data["Team"], data["TeamState"], data["TeamEnd"] = t, c.Phase(now, t.ExtraTime), c.EndFor(t.ExtraTime)
+		if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
+			data["Active"] = j.ForContestant()
+			data["Position"] = s.live.position(j.ID)
+		} else if portal.ErrorCode(err) != portal.CodeNotFound {
+			return err
+		}
+	}
+	if data["Announcements"], data["Latest"], err = s.announcements(r.Context(), ContestAnnouncements); err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "contest", v, data)
+	return nil
+}
+
+func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	p, ok := s.cfg.Lookup(c.Problem)
+	if !ok {
+		return portal.Errorf(portal.CodeNotFound, "the contest has no problem yet")
+	}
+	// goldmark leaves raw HTML out unless told otherwise: the manual's
+	// Markdown becomes markup, and nothing else does.
+	var b bytes.Buffer
+	if err := goldmark.Convert([]byte(p.ManualText()), &b); err != nil {
+		return err
+	}
+	s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
+	return nil
+}
+
+// leaderboardPage shows the viewer's board (?bracket=) as rendered once per
+// change, the viewer's own line marked: the public board, frozen during a
+// freeze (with the team's own live score beside it), or for admins the live
+// one with a banner saying it is frozen for the others.
+func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	b, view, err := s.boardFor(r, v)
+	if err != nil {
+		return err
+	}
+	var rows strings.Builder
+	own, isOwn := view.index[v.TeamID]
+	for i, row := range view.rows {
+		if isOwn && i == own && v.TeamID != 0 {
+			row = view.ownRows[i]
+		}
+		rows.WriteString(row)
+	}
+	bracket := r.URL.Query().Get("bracket")
+	query := ""
+	if bracket != "" {
+		query = "?bracket=" + url.QueryEscape(bracket)
+	}
+	data := map[string]any{"Rows": template.HTML(rows.String()), "Teams": len(view.rows), //nolint:gosec // rendered by the boardrow template
+		"Frozen": b.frozen, "Revealed": b.revealed, "Timeline": b.timeline, "Brackets": b.brackets, "Bracket": bracket,
+		"Query": query, "Column": len(b.brackets) > 0 && bracket == ""}
+	if line, ok := b.own[v.TeamID]; ok && b.frozen && v.TeamID != 0 {
+		data["Own"] = line
+	}
+	// The live rows carry no team's reason (they are everyone's); the
+	// script keeps the viewer's own from here.
+	if isOwn && v.TeamID != 0 && view.standings[own].Disqualified {
+		data["OwnDQ"] = view.standings[own].DQReason
+	}
+	s.render(w, r, http.StatusOK, "leaderboard", v, data)
+	return nil
+}
+
+// boardRow renders one leaderboard line with the page's "boardrow": own
+// marks the viewer's team, staff shows hidden teams as such, brackets adds
+// the bracket's column (the board of every bracket of a contest that has
+// some).
+func (s *Server) boardRow(st portal.Standing, own, staff, brackets bool) (string, error) {
+	var b strings.Builder
+	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", map[string]any{"S": st, "Own": own, "Staff": staff,
+		"Brackets": brackets})
+	return b.String(), err
+}
+
+// ChartTeams is how many of the leading teams the score chart draws (the
+// viewer's own team is drawn too).
+const ChartTeams = 10
+
+// leaderboardHistory is the chart's data: the passed scores over time of
+// the leading teams of the viewer's board and of the viewer's own team.
+// During a freeze the others' scores stop at the freeze; the team's own go
+// on.
+func (s *Server) leaderboardHistory(w http.ResponseWriter, r *http.Request, v viewer) error {
+	b, view, err := s.boardFor(r, v)
+	if err != nil {
+		return err
+	}
+	type series struct {
+		TeamID int64        `json:"team_id"`
+		Team   string       `json:"team"`
+		Own    bool         `json:"own"`
+		Points [][2]float64 `json:"points"` // [unix seconds, score]
+	}
+	out := []series{}
+	for i, st := range view.standings {
+		own := st.TeamID == v.TeamID && v.TeamID != 0
+		if (i < ChartTeams && st.Passed) || own {
+			points := view.points[st.TeamID]
+			if own {
+				points = b.points[st.TeamID]
+			}
+			if points == nil {
+				points = [][2]float64{}
+			}
+			out = append(out, series{TeamID: st.TeamID, Team: st.Team, Own: own, Points: points})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_ = json.NewEncoder(w).Encode(map[string]any{"series": out, "frozen": b.frozen && !v.Admin()})
+	return nil
+}
+
+// announcementView is an announcement with its Markdown rendered.
+type announcementView struct {
+	portal.Announcement
+	HTML template.HTML
+}
+
+// markdown renders Markdown as HTML. goldmark leaves raw HTML out and
+// dangerous links (javascript: and the like) empty unless told otherwise:
+// an announcement's text becomes markup, and nothing else does.
+func markdown(text string) (template.HTML, error) {
+	var b bytes.Buffer
+	if err := goldmark.Convert([]byte(text), &b); err != nil {
+		return "", err
+	}
+	return template.HTML(b.String()), nil //nolint:gosec // goldmark's safe output
+}
+
+// announcements are the announcements, newest first, rendered; at most
+// limit of them (0: all).
+func (s *Server) announcements(ctx context.Context, limit int) ([]announcementView, int64, error) {
+	list, err := s.store.Announcements(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var latest int64
+	if len(list) > 0 {
+		latest = list[0].ID
+	}
+	if limit > 0 && len(list) > limit {
+		list = list[:limit]
+	}
+	out := make([]announcementView, len(list))
+	for i, a := range list {
+		html, err := markdown(a.Text)
+		if err != nil {
+			return nil, 0, err
+		}
+		out[i] = announcementView{Announcement: a, HTML: html}
+	}
+	return out, latest, nil
+}
+
+// ContestAnnouncements is how many of the newest announcements the contest
+// page shows.
+const ContestAnnouncements = 3
+
+// announcementsPage lists every announcement, the newest first, and marks
+// them read for the viewer. Staff post from it.
+func (s *Server) announcementsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	list, latest, err := s.announcements(r.Context(), 0)
+	if err != nil {
+		return err
+	}
+	if v.signedIn() && latest > 0 {
+		if err := s.store.ReadAnnouncements(r.Context(), v.ID, latest); err != nil {
+			return err
+		}
+	}
+	s.render(w, r, http.StatusOK, "announcements", v, map[string]any{"Announcements": list, "Latest": latest,
+		"Max": portal.MaxAnnouncement})
+	return nil
+}
