@@ -24,18 +24,14 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 	if err != nil {
 		return err
 	}
-	teams, err := s.store.Teams(ctx)
-	if err != nil {
-		return err
-	}
-	accounts, err := s.store.Accounts(ctx)
+	ro, err := s.roster(ctx)
 	if err != nil {
 		return err
 	}
 	members := map[int64][]string{}
-	for _, a := range accounts {
-		if a.TeamID != 0 {
-			members[a.TeamID] = append(members[a.TeamID], a.Login)
+	for team, accounts := range ro.members {
+		for _, a := range accounts {
+			members[team] = append(members[team], a.Login)
 		}
 	}
 	workers, err := s.workers(r)
@@ -43,9 +39,9 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		return err
 	}
 	now := s.cfg.Now()
-	s.render(w, r, http.StatusOK, "admin", v, map[string]any{
+	return s.render(w, r, http.StatusOK, "admin", v, map[string]any{
 		"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
-		"Problems": s.cfg.Problems, "Teams": teams, "Members": members, "Workers": workers, "Accounts": len(accounts),
+		"Problems": s.cfg.Problems, "Teams": ro.teams, "Members": members, "Workers": workers, "Accounts": len(ro.accounts),
 		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
 		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
 		"Networks":       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
@@ -53,7 +49,6 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		// A contest not set up yet is proposed assigned servers.
 		"Assigned": c.Settings.AssignedServers || c.Problem == "",
 	})
-	return nil
 }
 
 // maxLoadSeconds is the longest load the settings form takes, in seconds
@@ -115,8 +110,7 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) er
 	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), problem, load, settings); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin")
-	return nil
+	return seeOther(w, r, "/admin")
 }
 
 // parseTime reads a time of a form: empty for none, else UTC as a
@@ -162,8 +156,7 @@ func (s *Server) setTimeline(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err := s.store.SetTimeline(r.Context(), portal.ActorOf(v.Account), t); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin")
-	return nil
+	return seeOther(w, r, "/admin")
 }
 
 // setNow is the timeline's buttons: one event (registration, start,
@@ -173,8 +166,7 @@ func (s *Server) setNow(w http.ResponseWriter, r *http.Request, v viewer) error 
 	if _, err := s.store.SetNow(r.Context(), portal.ActorOf(v.Account), e); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin")
-	return nil
+	return seeOther(w, r, "/admin")
 }
 
 // auditPage lists the admin actions, the newest first.
@@ -192,8 +184,7 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) err
 	for i, e := range entries {
 		lines[i] = line{AuditEntry: e, What: describeDetail(e.Detail)}
 	}
-	s.render(w, r, http.StatusOK, "admin_audit", v, map[string]any{"Entries": lines})
-	return nil
+	return s.render(w, r, http.StatusOK, "admin_audit", v, map[string]any{"Entries": lines})
 }
 
 // describeDetail is an audit entry's detail in lines for people: "field:
@@ -274,9 +265,8 @@ func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) 
 		next.Set("bracket", bracket)
 		all.Set("bracket", bracket)
 	}
-	s.render(w, r, http.StatusOK, "admin_ceremony", v, map[string]any{"Lines": lines, "Shown": shown, "Total": len(board),
+	return s.render(w, r, http.StatusOK, "admin_ceremony", v, map[string]any{"Lines": lines, "Shown": shown, "Total": len(board),
 		"Bracket": bracket, "Brackets": b.brackets, "Next": "?" + next.Encode(), "All": "?" + all.Encode()})
-	return nil
 }
 
 // announce is staff's form: an announcement's Markdown.
@@ -284,8 +274,7 @@ func (s *Server) announce(w http.ResponseWriter, r *http.Request, v viewer) erro
 	if _, err := s.store.Announce(r.Context(), portal.ActorOf(v.Account), r.PostFormValue("text")); err != nil {
 		return err
 	}
-	seeOther(w, r, "/announcements")
-	return nil
+	return seeOther(w, r, "/announcements")
 }
 
 // answer is staff's form on a clarification: the answer (typed, or one of
@@ -307,6 +296,5 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, v viewer) error 
 	if _, err := s.store.AnswerClarification(r.Context(), portal.ActorOf(v.Account), id, a); err != nil {
 		return err
 	}
-	seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(id, 10))
-	return nil
+	return seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(id, 10))
 }

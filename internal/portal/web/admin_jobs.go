@@ -77,8 +77,7 @@ func (s *Server) clearWorker(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err := s.store.ClearQuarantine(r.Context(), portal.ActorOf(v.Account), name); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin#workers")
-	return nil
+	return seeOther(w, r, "/admin#workers")
 }
 
 func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -95,8 +94,7 @@ func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer)
 		names[t.ID] = t.Name
 	}
 	slices.Reverse(jobs)
-	s.render(w, r, http.StatusOK, "admin_jobs", v, map[string]any{"Jobs": jobs, "Teams": names})
-	return nil
+	return s.render(w, r, http.StatusOK, "admin_jobs", v, map[string]any{"Jobs": jobs, "Teams": names})
 }
 
 func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -118,8 +116,7 @@ func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	}
 	data := jobData(j, s.live.position(j.ID), attempts)
 	data["Team"] = t
-	s.render(w, r, http.StatusOK, "admin_job", v, data)
-	return nil
+	return s.render(w, r, http.StatusOK, "admin_job", v, data)
 }
 
 func (s *Server) rerun(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -131,8 +128,7 @@ func (s *Server) rerun(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(j.ID, 10))
-	return nil
+	return seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(j.ID, 10))
 }
 
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -143,8 +139,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v viewer) error 
 	if _, err := s.cfg.Jobs.Cancel(r.Context(), id, portal.ActorOf(v.Account)); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(id, 10))
-	return nil
+	return seeOther(w, r, "/admin/jobs/"+strconv.FormatInt(id, 10))
 }
 
 // rerunErrored runs every errored job not run again yet once more.
@@ -156,8 +151,7 @@ func (s *Server) rerunErrored(w http.ResponseWriter, r *http.Request, v viewer) 
 	if _, err := val.RerunErrored(r.Context(), portal.ActorOf(v.Account)); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/jobs")
-	return nil
+	return seeOther(w, r, "/admin/jobs")
 }
 
 // Validator is what the validation page and "re-run all errored" ask of
@@ -206,12 +200,11 @@ func (s *Server) validationPage(w http.ResponseWriter, r *http.Request, v viewer
 		lines = append(lines, l)
 	}
 	now := s.cfg.Now()
-	s.render(w, r, http.StatusOK, "admin_validation", v, map[string]any{
+	return s.render(w, r, http.StatusOK, "admin_validation", v, map[string]any{
 		"Lines": lines, "Flagged": flagged, "Threshold": threshold, "Rule": c.Settings.Rule(),
 		"Ended": !c.EndsAt.IsZero() && !now.Before(c.EndsAt), "Contest": c,
 		"Done": r.URL.Query().Get("queued"),
 	})
-	return nil
 }
 
 // startValidation queues a validation job of every team with a target.
@@ -224,8 +217,7 @@ func (s *Server) startValidation(w http.ResponseWriter, r *http.Request, v viewe
 	if err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/validation?"+url.Values{"queued": {strconv.Itoa(len(b.Queued))}}.Encode())
-	return nil
+	return seeOther(w, r, "/admin/validation?"+url.Values{"queued": {strconv.Itoa(len(b.Queued))}}.Encode())
 }
 
 // setThreshold sets the contest's validation threshold, in percent, as a
@@ -245,6 +237,5 @@ func (s *Server) setThreshold(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err := s.store.SetSettings(r.Context(), portal.ActorOf(v.Account), c.Problem, c.LoadDuration, settings); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/validation")
-	return nil
+	return seeOther(w, r, "/admin/validation")
 }

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/csv"
 	"errors"
@@ -39,8 +40,7 @@ func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err := s.store.SetTeamPlace(r.Context(), portal.ActorOf(v.Account), id, place); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
-	return nil
+	return seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
 }
 
 // disqualify disqualifies a team with a reason, or changes the reason.
@@ -61,13 +61,37 @@ func (s *Server) setDisqualified(w http.ResponseWriter, r *http.Request, v viewe
 	if err := s.store.SetDisqualified(r.Context(), portal.ActorOf(v.Account), id, dq, r.PostFormValue("reason")); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
-	return nil
+	return seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
 }
 
 // MaxImport is the largest team file the import reads: 600 teams of three
 // take about 100 KiB.
 const MaxImport = 2 << 20
+
+// roster is every team and every account, and the accounts by team (in the
+// order of Accounts): what the admin's pages list.
+type roster struct {
+	teams    []portal.Team
+	accounts []portal.Account
+	members  map[int64][]portal.Account
+}
+
+func (s *Server) roster(ctx context.Context) (roster, error) {
+	ro := roster{members: map[int64][]portal.Account{}}
+	var err error
+	if ro.teams, err = s.store.Teams(ctx); err != nil {
+		return ro, err
+	}
+	if ro.accounts, err = s.store.Accounts(ctx); err != nil {
+		return ro, err
+	}
+	for _, a := range ro.accounts {
+		if a.TeamID != 0 {
+			ro.members[a.TeamID] = append(ro.members[a.TeamID], a)
+		}
+	}
+	return ro, nil
+}
 
 // serversPage lists every team with its members and servers: the forms
 // that give a team a server, take one back, and make a member a new
@@ -78,11 +102,7 @@ func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err != nil {
 		return err
 	}
-	teams, err := s.store.Teams(ctx)
-	if err != nil {
-		return err
-	}
-	accounts, err := s.store.Accounts(ctx)
+	ro, err := s.roster(ctx)
 	if err != nil {
 		return err
 	}
@@ -90,18 +110,12 @@ func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err != nil {
 		return err
 	}
-	members, owned := map[int64][]portal.Account{}, map[int64][]portal.Server{}
-	for _, a := range accounts {
-		if a.TeamID != 0 {
-			members[a.TeamID] = append(members[a.TeamID], a)
-		}
-	}
+	owned := map[int64][]portal.Server{}
 	for _, srv := range servers {
 		owned[srv.TeamID] = append(owned[srv.TeamID], srv)
 	}
-	s.render(w, r, http.StatusOK, "admin_servers", v, map[string]any{"Contest": c, "Teams": teams, "Members": members,
+	return s.render(w, r, http.StatusOK, "admin_servers", v, map[string]any{"Contest": c, "Teams": ro.teams, "Members": ro.members,
 		"Servers": owned, "Networks": strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", ")})
-	return nil
 }
 
 // addServer gives a team a server: an address, an optional port and label,
@@ -125,8 +139,7 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, v viewer) err
 	if _, err := s.store.AddServer(r.Context(), portal.ActorOf(v.Account), teamID, srv); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/servers#team-"+strconv.FormatInt(teamID, 10))
-	return nil
+	return seeOther(w, r, "/admin/servers#team-"+strconv.FormatInt(teamID, 10))
 }
 
 // removeServer takes a server from its team.
@@ -138,14 +151,12 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err := s.store.RemoveServer(r.Context(), portal.ActorOf(v.Account), id); err != nil {
 		return err
 	}
-	seeOther(w, r, "/admin/servers")
-	return nil
+	return seeOther(w, r, "/admin/servers")
 }
 
 // importPage is the team import's form, with the file's format.
 func (s *Server) importPage(w http.ResponseWriter, r *http.Request, v viewer) error {
-	s.render(w, r, http.StatusOK, "admin_import", v, nil)
-	return nil
+	return s.render(w, r, http.StatusOK, "admin_import", v, nil)
 }
 
 // importTeams imports a team file (multipart, field "file"): all of it, or
@@ -155,8 +166,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request, v viewer) er
 func (s *Server) importTeams(w http.ResponseWriter, r *http.Request, v viewer) error {
 	file, _, err := r.FormFile("file")
 	if err != nil {
-		s.render(w, r, http.StatusBadRequest, "admin_import", v, map[string]any{"Error": "choose a CSV file to import"})
-		return nil
+		return s.render(w, r, http.StatusBadRequest, "admin_import", v, map[string]any{"Error": "choose a CSV file to import"})
 	}
 	defer file.Close()
 	imp, err := portal.ParseImport(io.LimitReader(file, MaxImport))
@@ -164,8 +174,7 @@ func (s *Server) importTeams(w http.ResponseWriter, r *http.Request, v viewer) e
 		var report portal.ImportReport
 		report, err = s.store.ImportTeams(r.Context(), portal.ActorOf(v.Account), imp, portal.DefaultSignInLinkTTL)
 		if err == nil {
-			s.showLinks(w, r, v, report.Summary(), report.Links)
-			return nil
+			return s.showLinks(w, r, v, report.Summary(), report.Links)
 		}
 	}
 	if portal.ErrorCode(err) == portal.CodeInternal {
@@ -176,8 +185,7 @@ func (s *Server) importTeams(w http.ResponseWriter, r *http.Request, v viewer) e
 	if errors.As(err, &ie) {
 		data["Error"], data["Problems"] = "Nothing was imported: fix these lines and import the file again.", ie.Problems
 	}
-	s.render(w, r, status(err), "admin_import", v, data)
-	return nil
+	return s.render(w, r, status(err), "admin_import", v, data)
 }
 
 // newSignInLink makes a contestant a new sign-in link (a lost one, a
@@ -191,8 +199,7 @@ func (s *Server) newSignInLink(w http.ResponseWriter, r *http.Request, v viewer)
 	if err != nil {
 		return err
 	}
-	s.showLinks(w, r, v, "A new sign-in link for "+link.Login+": the ones before it no longer work.", []portal.SignInLink{link})
-	return nil
+	return s.showLinks(w, r, v, "A new sign-in link for "+link.Login+": the ones before it no longer work.", []portal.SignInLink{link})
 }
 
 // linkView is a sign-in link on the page that shows it once.
@@ -203,7 +210,7 @@ type linkView struct {
 
 // showLinks shows sign-in links once, with a CSV file of them to download
 // (a data: URL: the portal keeps no copy to serve).
-func (s *Server) showLinks(w http.ResponseWriter, r *http.Request, v viewer, summary string, links []portal.SignInLink) {
+func (s *Server) showLinks(w http.ResponseWriter, r *http.Request, v viewer, summary string, links []portal.SignInLink) error {
 	base := s.baseURL(r)
 	views := make([]linkView, len(links))
 	var b bytes.Buffer
@@ -218,7 +225,7 @@ func (s *Server) showLinks(w http.ResponseWriter, r *http.Request, v viewer, sum
 	if len(links) > 0 {
 		data["CSV"] = template.URL("data:text/csv;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(b.Bytes())) //nolint:gosec // our own CSV, encoded
 	}
-	s.render(w, r, http.StatusOK, "admin_links", v, data)
+	return s.render(w, r, http.StatusOK, "admin_links", v, data)
 }
 
 // baseURL is the portal's address as the request reached it, for links

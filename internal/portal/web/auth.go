@@ -54,23 +54,19 @@ func (s *Server) viewer(r *http.Request) (viewer, error) {
 
 func (s *Server) signupPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
-		seeOther(w, r, "/")
-		return nil
+		return seeOther(w, r, "/")
 	}
-	s.render(w, r, http.StatusOK, "signup", v, nil)
-	return nil
+	return s.render(w, r, http.StatusOK, "signup", v, nil)
 }
 
 // signup makes a contestant account and signs it in.
 func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
-		seeOther(w, r, "/")
-		return nil
+		return seeOther(w, r, "/")
 	}
 	login, password := r.PostFormValue("login"), r.PostFormValue("password")
 	again := func(err error) error { // the form again, with what was typed
-		s.render(w, r, status(err), "signup", v, map[string]any{"Error": err.Error(), "Login": login})
-		return nil
+		return s.render(w, r, status(err), "signup", v, map[string]any{"Error": err.Error(), "Login": login})
 	}
 	if _, err := portal.CheckLogin(login); err != nil {
 		return again(err)
@@ -102,17 +98,14 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error 
 	if err := s.startSession(w, r, a); err != nil {
 		return err
 	}
-	seeOther(w, r, "/team")
-	return nil
+	return seeOther(w, r, "/team")
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
-		seeOther(w, r, "/")
-		return nil
+		return seeOther(w, r, "/")
 	}
-	s.render(w, r, http.StatusOK, "login", v, map[string]any{"Next": localPath(r.URL.Query().Get("next"))})
-	return nil
+	return s.render(w, r, http.StatusOK, "login", v, map[string]any{"Next": localPath(r.URL.Query().Get("next"))})
 }
 
 // login checks a password, within the limits, and starts a session.
@@ -131,9 +124,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) error {
 		hash = s.dummy // as slow as a wrong password
 	}
 	if !s.cfg.Passwords.Match(hash, r.PostFormValue("password")) || err != nil {
-		s.render(w, r, http.StatusUnauthorized, "login", v, map[string]any{
+		return s.render(w, r, http.StatusUnauthorized, "login", v, map[string]any{
 			"Error": portal.ErrBadLogin.Error(), "Login": login, "Next": next})
-		return nil
 	}
 	forgive()
 	if err := s.startSession(w, r, a); err != nil {
@@ -147,8 +139,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if next == "" {
 		next = "/"
 	}
-	seeOther(w, r, next)
-	return nil
+	return seeOther(w, r, next)
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -159,8 +150,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, v viewer) error 
 	}
 	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
 		Secure: s.cfg.SecureCookies, SameSite: http.SameSiteLaxMode})
-	seeOther(w, r, "/")
-	return nil
+	return seeOther(w, r, "/")
 }
 
 // signInPage is where a sign-in link leads: a form to choose a password.
@@ -171,8 +161,7 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, v viewer) er
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "signin", v, map[string]any{"Account": a, "Token": r.PathValue("token")})
-	return nil
+	return s.render(w, r, http.StatusOK, "signin", v, map[string]any{"Account": a, "Token": r.PathValue("token")})
 }
 
 // signIn uses a sign-in link: the password chosen becomes the account's,
@@ -185,8 +174,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, v viewer) error 
 	}
 	password := r.PostFormValue("password")
 	again := func(msg string) error { // the form again, with what is wrong
-		s.render(w, r, http.StatusBadRequest, "signin", v, map[string]any{"Account": a, "Token": token, "Error": msg})
-		return nil
+		return s.render(w, r, http.StatusBadRequest, "signin", v, map[string]any{"Account": a, "Token": token, "Error": msg})
 	}
 	if password != r.PostFormValue("again") {
 		return again("the two passwords differ")
@@ -206,8 +194,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, v viewer) error 
 			s.cfg.Logger.Warn("ending the session signed in before", "err", err)
 		}
 	}
-	seeOther(w, r, "/team")
-	return nil
+	return seeOther(w, r, "/team")
 }
 
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a portal.Account) error {

@@ -19,8 +19,7 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, v viewer) error
 	if err != nil {
 		return err
 	}
-	seeOther(w, r, "/jobs/"+strconv.FormatInt(j.ID, 10))
-	return nil
+	return seeOther(w, r, "/jobs/"+strconv.FormatInt(j.ID, 10))
 }
 
 func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -31,8 +30,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) erro
 	for i := range jobs {
 		jobs[i] = jobs[i].ForContestant()
 	}
-	s.render(w, r, http.StatusOK, "jobs", v, map[string]any{"Jobs": jobs})
-	return nil
+	return s.render(w, r, http.StatusOK, "jobs", v, map[string]any{"Jobs": jobs})
 }
 
 // teamJob reads a job of the viewer's team: another team's job is not found,
@@ -57,8 +55,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "job", v, jobData(j, s.live.position(j.ID), nil))
-	return nil
+	return s.render(w, r, http.StatusOK, "job", v, jobData(j, s.live.position(j.ID), nil))
 }
 
 // jobData is what the job pages show: the summary of the engine's result

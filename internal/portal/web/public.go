@@ -43,8 +43,7 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) e
 	if data["Announcements"], data["Latest"], err = s.announcements(r.Context(), ContestAnnouncements); err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "contest", v, data)
-	return nil
+	return s.render(w, r, http.StatusOK, "contest", v, data)
 }
 
 func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -62,8 +61,7 @@ func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) er
 	if err := goldmark.Convert([]byte(p.ManualText()), &b); err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
-	return nil
+	return s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
 }
 
 // leaderboardPage shows the viewer's board (?bracket=) as rendered once per
@@ -99,8 +97,7 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewe
 	if isOwn && v.TeamID != 0 && view.standings[own].Disqualified {
 		data["OwnDQ"] = view.standings[own].DQReason
 	}
-	s.render(w, r, http.StatusOK, "leaderboard", v, data)
-	return nil
+	return s.render(w, r, http.StatusOK, "leaderboard", v, data)
 }
 
 // boardRow renders one leaderboard line with the page's "boardrow": own
@@ -211,7 +208,6 @@ func (s *Server) announcementsPage(w http.ResponseWriter, r *http.Request, v vie
 			return err
 		}
 	}
-	s.render(w, r, http.StatusOK, "announcements", v, map[string]any{"Announcements": list, "Latest": latest,
+	return s.render(w, r, http.StatusOK, "announcements", v, map[string]any{"Announcements": list, "Latest": latest,
 		"Max": portal.MaxAnnouncement})
-	return nil
 }

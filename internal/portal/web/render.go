@@ -41,7 +41,7 @@ func status(err error) int {
 // fail answers with err's status and an error page.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
 	code, msg := s.told(w, r, err)
-	s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
+	_ = s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
 }
 
 // told is what an error tells the one who asked, on a page or in the
@@ -61,8 +61,10 @@ func (s *Server) told(w http.ResponseWriter, r *http.Request, err error) (code i
 	return code, msg
 }
 
-// render writes a page.
-func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page string, v viewer, data map[string]any) {
+// render writes a page. It returns nil, the page written, so that a
+// handler ends with it; a template's failure is the portal's, logged here
+// and answered as a plain 500.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page string, v viewer, data map[string]any) error {
 	t, ok := s.pages[page]
 	if !ok {
 		panic("web: no page " + page)
@@ -77,17 +79,20 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page s
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
 		s.cfg.Logger.Error("rendering a page", "page", page, "err", err)
 		http.Error(w, "the portal could not render this page", http.StatusInternalServerError)
-		return
+		return nil
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(code)
 	_, _ = w.Write([]byte(b.String()))
+	return nil
 }
 
-// seeOther ends a form post: the browser goes to the page.
-func seeOther(w http.ResponseWriter, r *http.Request, to string) {
+// seeOther ends a form post: the browser goes to the page. It returns nil,
+// so that a handler ends with it.
+func seeOther(w http.ResponseWriter, r *http.Request, to string) error {
 	http.Redirect(w, r, to, http.StatusSeeOther)
+	return nil
 }
 
 // pathID reads the {id} of a route (a job's, unless what says).

@@ -15,8 +15,7 @@ import (
 
 func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.Admin() {
-		seeOther(w, r, "/admin")
-		return nil
+		return seeOther(w, r, "/admin")
 	}
 	c, err := s.contest(r)
 	if err != nil {
@@ -45,8 +44,7 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) erro
 		}
 		data["MaxTokens"] = portal.MaxAPITokens
 	}
-	s.render(w, r, http.StatusOK, "team", v, data)
-	return nil
+	return s.render(w, r, http.StatusOK, "team", v, data)
 }
 
 // registrationOpen refuses what registering does (signing up, making or
@@ -58,35 +56,36 @@ func (s *Server) registrationOpen(c portal.Contest) error {
 	return nil
 }
 
-func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
+// registering reads the contest for a form that registers (making or
+// joining a team), refused before the registration opens.
+func (s *Server) registering(r *http.Request) (portal.Contest, error) {
 	c, err := s.contest(r)
-	if err != nil {
-		return err
+	if err == nil {
+		err = s.registrationOpen(c)
 	}
-	if err := s.registrationOpen(c); err != nil {
+	return c, err
+}
+
+func (s *Server) createTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
+	if _, err := s.registering(r); err != nil {
 		return err
 	}
 	if _, err := s.store.CreateTeamFor(r.Context(), v.ID, r.PostFormValue("name"), r.PostFormValue("bracket")); err != nil {
 		return err
 	}
-	seeOther(w, r, "/team")
-	return nil
+	return seeOther(w, r, "/team")
 }
 
 func (s *Server) joinTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
-	c, err := s.contest(r)
+	c, err := s.registering(r)
 	if err != nil {
-		return err
-	}
-	if err := s.registrationOpen(c); err != nil {
 		return err
 	}
 	invite := strings.ToLower(strings.TrimSpace(r.PostFormValue("invite")))
 	if _, err := s.store.JoinTeam(r.Context(), v.ID, invite, c.Settings.TeamSize()); err != nil {
 		return err
 	}
-	seeOther(w, r, "/team")
-	return nil
+	return seeOther(w, r, "/team")
 }
 
 func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -118,8 +117,7 @@ func (s *Server) setTarget(w http.ResponseWriter, r *http.Request, v viewer) err
 	if err := s.store.SetTarget(r.Context(), v.TeamID, target, host); err != nil {
 		return err
 	}
-	seeOther(w, r, "/team")
-	return nil
+	return seeOther(w, r, "/team")
 }
 
 // pickServer is the team page's choice of which of the team's servers its
@@ -160,8 +158,7 @@ func (s *Server) pickServer(w http.ResponseWriter, r *http.Request, v viewer) er
 	if err := s.store.SetTarget(r.Context(), v.TeamID, srv.URL, host); err != nil {
 		return err
 	}
-	seeOther(w, r, "/team")
-	return nil
+	return seeOther(w, r, "/team")
 }
 
 // createToken makes a read-only API token for the viewer's team and shows
@@ -174,8 +171,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err != nil {
 		return err
 	}
-	s.render(w, r, http.StatusOK, "team_token", v, map[string]any{"Token": t, "Secret": token})
-	return nil
+	return s.render(w, r, http.StatusOK, "team_token", v, map[string]any{"Token": t, "Secret": token})
 }
 
 // revokeToken deletes a token of the viewer's team; another team's is not
@@ -188,8 +184,7 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err := s.store.RevokeAPIToken(r.Context(), v.TeamID, id); err != nil {
 		return err
 	}
-	seeOther(w, r, "/team#tokens")
-	return nil
+	return seeOther(w, r, "/team#tokens")
 }
 
 // clarificationView is a clarification as its viewer sees it.
@@ -236,10 +231,9 @@ func (s *Server) clarificationsPage(w http.ResponseWriter, r *http.Request, v vi
 		}
 		return 0
 	})
-	s.render(w, r, http.StatusOK, "clarifications", v, map[string]any{"Key": key, "Own": own, "Published": published,
+	return s.render(w, r, http.StatusOK, "clarifications", v, map[string]any{"Key": key, "Own": own, "Published": published,
 		"All": all, "Canned": portal.CannedAnswers, "MaxQuestion": portal.MaxQuestion, "MaxAnswer": portal.MaxAnswer,
 		"MaxOpen": portal.MaxOpenQuestions})
-	return nil
 }
 
 // ask is a team's question.
@@ -248,6 +242,5 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if err != nil {
 		return err
 	}
-	seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(c.ID, 10))
-	return nil
+	return seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(c.ID, 10))
 }

@@ -378,13 +378,11 @@ func (s *Server) serve(rw http.ResponseWriter, r *http.Request, rt route, v view
 	case w == anyone:
 	case !v.signedIn():
 		if toPage {
-			seeOther(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
-			return nil
+			return seeOther(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
 		}
 		return portal.Errorf(portal.CodeDenied, "sign in first")
 	case w == inTeam && !v.Admin() && v.TeamID == 0 && toPage:
-		seeOther(rw, r, "/team") // a team first
-		return nil
+		return seeOther(rw, r, "/team") // a team first
 	case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
 		return portal.Errorf(portal.CodeDenied, "this page is not for you")
 	}
