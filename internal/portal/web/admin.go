@@ -18,6 +18,28 @@ import (
 // The admin's main page and forms: the contest's settings and timeline,
 // announcements and answers, the audit log and the ceremony.
 
+// adminView is the admin page's: the contest with its state, timeline and
+// settings' forms, the teams with their members' logins, and the workers.
+type adminView struct {
+	layout
+	Contest         portal.Contest
+	State           portal.Phase
+	Frozen          bool
+	Revealed        bool
+	Events          []portal.Event
+	Problems        []string
+	Rules           []portal.RankRule
+	Brackets        string // comma-separated, as the form takes them
+	Networks        string // likewise
+	MaxLoadSeconds  int
+	Assigned        bool
+	Accounts        int
+	Teams           []portal.Team
+	Members         map[int64][]string // logins by team
+	Workers         []workerView
+	NoHealthyWorker bool
+}
+
 func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	ctx := r.Context()
 	c, err := s.contest(r)
@@ -39,15 +61,15 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		return err
 	}
 	now := s.cfg.Now()
-	return s.render(w, r, http.StatusOK, "admin", v, map[string]any{
-		"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
-		"Problems": s.cfg.Problems, "Teams": ro.teams, "Members": members, "Workers": workers, "Accounts": len(ro.accounts),
-		"Events": portal.Events(), "Rules": []portal.RankRule{portal.RankLatest, portal.RankBest},
-		"Brackets": strings.Join(c.Settings.Brackets, ", "), "NoHealthyWorker": !anyHealthy(workers),
-		"Networks":       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
-		"MaxLoadSeconds": maxLoadSeconds,
+	return s.render(w, r, http.StatusOK, "admin", v, &adminView{
+		Contest: c, State: c.Phase(now, 0), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
+		Problems: s.cfg.Problems, Teams: ro.teams, Members: members, Workers: workers, Accounts: len(ro.accounts),
+		Events: portal.Events(), Rules: []portal.RankRule{portal.RankLatest, portal.RankBest},
+		Brackets: strings.Join(c.Settings.Brackets, ", "), NoHealthyWorker: !anyHealthy(workers),
+		Networks:       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
+		MaxLoadSeconds: maxLoadSeconds,
 		// A contest not set up yet is proposed assigned servers.
-		"Assigned": c.Settings.AssignedServers || c.Problem == "",
+		Assigned: c.Settings.AssignedServers || c.Problem == "",
 	})
 }
 
@@ -169,6 +191,18 @@ func (s *Server) setNow(w http.ResponseWriter, r *http.Request, v viewer) error 
 	return seeOther(w, r, "/admin")
 }
 
+// auditView is the audit log's page: its entries, the newest first, each
+// with its detail in lines for people.
+type auditView struct {
+	layout
+	Entries []auditLine
+}
+
+type auditLine struct {
+	portal.AuditEntry
+	What []string
+}
+
 // auditPage lists the admin actions, the newest first.
 func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	entries, err := s.store.AuditLog(r.Context())
@@ -176,15 +210,11 @@ func (s *Server) auditPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		return err
 	}
 	slices.Reverse(entries)
-	type line struct {
-		portal.AuditEntry
-		What []string
-	}
-	lines := make([]line, len(entries))
+	lines := make([]auditLine, len(entries))
 	for i, e := range entries {
-		lines[i] = line{AuditEntry: e, What: describeDetail(e.Detail)}
+		lines[i] = auditLine{AuditEntry: e, What: describeDetail(e.Detail)}
 	}
-	return s.render(w, r, http.StatusOK, "admin_audit", v, map[string]any{"Entries": lines})
+	return s.render(w, r, http.StatusOK, "admin_audit", v, &auditView{Entries: lines})
 }
 
 // describeDetail is an audit entry's detail in lines for people: "field:
@@ -235,6 +265,22 @@ func (s *Server) auditExport(w http.ResponseWriter, r *http.Request, v viewer) e
 	return nil
 }
 
+// ceremonyView is the ceremony's page: the final board's lines, the last
+// Shown of Total shown, and the queries that show one more and all.
+type ceremonyView struct {
+	layout
+	Lines        []ceremonyLine
+	Shown, Total int
+	Bracket      string
+	Brackets     []string
+	Next, All    string
+}
+
+type ceremonyLine struct {
+	portal.Standing
+	Shown bool
+}
+
 // ceremonyPage reveals the final board (live, without hidden teams) team by
 // team from the bottom: ?shown=N shows the last N lines, and its button
 // shows one more. It changes nothing: the public board is revealed by the
@@ -251,13 +297,9 @@ func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	board := portal.Board(b.final, bracket, false)
 	shown, _ := strconv.Atoi(r.URL.Query().Get("shown"))
 	shown = max(0, min(shown, len(board)))
-	type line struct {
-		portal.Standing
-		Shown bool
-	}
-	lines := make([]line, len(board))
+	lines := make([]ceremonyLine, len(board))
 	for i, st := range board {
-		lines[i] = line{Standing: st, Shown: i >= len(board)-shown}
+		lines[i] = ceremonyLine{Standing: st, Shown: i >= len(board)-shown}
 	}
 	next := url.Values{"shown": {strconv.Itoa(shown + 1)}}
 	all := url.Values{"shown": {strconv.Itoa(len(board))}}
@@ -265,8 +307,8 @@ func (s *Server) ceremonyPage(w http.ResponseWriter, r *http.Request, v viewer) 
 		next.Set("bracket", bracket)
 		all.Set("bracket", bracket)
 	}
-	return s.render(w, r, http.StatusOK, "admin_ceremony", v, map[string]any{"Lines": lines, "Shown": shown, "Total": len(board),
-		"Bracket": bracket, "Brackets": b.brackets, "Next": "?" + next.Encode(), "All": "?" + all.Encode()})
+	return s.render(w, r, http.StatusOK, "admin_ceremony", v, &ceremonyView{Lines: lines, Shown: shown, Total: len(board),
+		Bracket: bracket, Brackets: b.brackets, Next: "?" + next.Encode(), All: "?" + all.Encode()})
 }
 
 // announce is staff's form: an announcement's Markdown.

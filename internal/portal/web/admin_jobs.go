@@ -80,6 +80,14 @@ func (s *Server) clearWorker(w http.ResponseWriter, r *http.Request, v viewer) e
 	return seeOther(w, r, "/admin#workers")
 }
 
+// adminJobsView is the list of every job, the newest first, with the
+// teams' names by id.
+type adminJobsView struct {
+	layout
+	Jobs  []portal.Job
+	Teams map[int64]string
+}
+
 func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	jobs, err := s.store.Jobs(r.Context())
 	if err != nil {
@@ -94,7 +102,7 @@ func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer)
 		names[t.ID] = t.Name
 	}
 	slices.Reverse(jobs)
-	return s.render(w, r, http.StatusOK, "admin_jobs", v, map[string]any{"Jobs": jobs, "Teams": names})
+	return s.render(w, r, http.StatusOK, "admin_jobs", v, &adminJobsView{Jobs: jobs, Teams: names})
 }
 
 func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -114,8 +122,8 @@ func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err != nil {
 		return err
 	}
-	data := jobData(j, s.live.position(j.ID), attempts)
-	data["Team"] = t
+	data := newJobView(j, s.live.position(j.ID))
+	data.Team, data.Attempts = t, attempts
 	return s.render(w, r, http.StatusOK, "admin_job", v, data)
 }
 
@@ -171,6 +179,20 @@ func (s *Server) validator() (Validator, error) {
 	return v, nil
 }
 
+// validationView is the validation page's: each team's line, how many
+// are flagged, the rule and threshold they were judged by, whether the
+// contest has ended, and how many runs were just queued ("": none).
+type validationView struct {
+	layout
+	Lines     []portal.ValidationLine
+	Flagged   int
+	Threshold int
+	Rule      portal.RankRule
+	Ended     bool
+	Contest   portal.Contest
+	Done      string
+}
+
 // validationPage shows each team's final score (by the contest's ranking
 // rule, live: the board as it will be revealed) beside its latest
 // validation run, the ratio of the two, and flags those under the
@@ -200,10 +222,10 @@ func (s *Server) validationPage(w http.ResponseWriter, r *http.Request, v viewer
 		lines = append(lines, l)
 	}
 	now := s.cfg.Now()
-	return s.render(w, r, http.StatusOK, "admin_validation", v, map[string]any{
-		"Lines": lines, "Flagged": flagged, "Threshold": threshold, "Rule": c.Settings.Rule(),
-		"Ended": !c.EndsAt.IsZero() && !now.Before(c.EndsAt), "Contest": c,
-		"Done": r.URL.Query().Get("queued"),
+	return s.render(w, r, http.StatusOK, "admin_validation", v, &validationView{
+		Lines: lines, Flagged: flagged, Threshold: threshold, Rule: c.Settings.Rule(),
+		Ended: !c.EndsAt.IsZero() && !now.Before(c.EndsAt), Contest: c,
+		Done: r.URL.Query().Get("queued"),
 	})
 }
 

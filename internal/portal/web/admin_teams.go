@@ -93,6 +93,17 @@ func (s *Server) roster(ctx context.Context) (roster, error) {
 	return ro, nil
 }
 
+// serversView is the servers page's: every team with its members and
+// servers, by team, and the contest's target networks.
+type serversView struct {
+	layout
+	Contest  portal.Contest
+	Teams    []portal.Team
+	Members  map[int64][]portal.Account
+	Servers  map[int64][]portal.Server
+	Networks string // comma-separated
+}
+
 // serversPage lists every team with its members and servers: the forms
 // that give a team a server, take one back, and make a member a new
 // sign-in link.
@@ -114,8 +125,8 @@ func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, v viewer) e
 	for _, srv := range servers {
 		owned[srv.TeamID] = append(owned[srv.TeamID], srv)
 	}
-	return s.render(w, r, http.StatusOK, "admin_servers", v, map[string]any{"Contest": c, "Teams": ro.teams, "Members": ro.members,
-		"Servers": owned, "Networks": strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", ")})
+	return s.render(w, r, http.StatusOK, "admin_servers", v, &serversView{Contest: c, Teams: ro.teams, Members: ro.members,
+		Servers: owned, Networks: strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", ")})
 }
 
 // addServer gives a team a server: an address, an optional port and label,
@@ -154,9 +165,17 @@ func (s *Server) removeServer(w http.ResponseWriter, r *http.Request, v viewer) 
 	return seeOther(w, r, "/admin/servers")
 }
 
+// importView is the team import's form, with what was wrong with the file
+// sent ("": nothing yet), by line when it read.
+type importView struct {
+	layout
+	Error    string
+	Problems []portal.LineError
+}
+
 // importPage is the team import's form, with the file's format.
 func (s *Server) importPage(w http.ResponseWriter, r *http.Request, v viewer) error {
-	return s.render(w, r, http.StatusOK, "admin_import", v, nil)
+	return s.render(w, r, http.StatusOK, "admin_import", v, &importView{})
 }
 
 // importTeams imports a team file (multipart, field "file"): all of it, or
@@ -166,7 +185,7 @@ func (s *Server) importPage(w http.ResponseWriter, r *http.Request, v viewer) er
 func (s *Server) importTeams(w http.ResponseWriter, r *http.Request, v viewer) error {
 	file, _, err := r.FormFile("file")
 	if err != nil {
-		return s.render(w, r, http.StatusBadRequest, "admin_import", v, map[string]any{"Error": "choose a CSV file to import"})
+		return s.render(w, r, http.StatusBadRequest, "admin_import", v, &importView{Error: "choose a CSV file to import"})
 	}
 	defer file.Close()
 	imp, err := portal.ParseImport(io.LimitReader(file, MaxImport))
@@ -180,10 +199,10 @@ func (s *Server) importTeams(w http.ResponseWriter, r *http.Request, v viewer) e
 	if portal.ErrorCode(err) == portal.CodeInternal {
 		return err
 	}
-	data := map[string]any{"Error": err.Error()}
+	data := &importView{Error: err.Error()}
 	var ie *portal.ImportError
 	if errors.As(err, &ie) {
-		data["Error"], data["Problems"] = "Nothing was imported: fix these lines and import the file again.", ie.Problems
+		data.Error, data.Problems = "Nothing was imported: fix these lines and import the file again.", ie.Problems
 	}
 	return s.render(w, r, status(err), "admin_import", v, data)
 }
@@ -208,6 +227,15 @@ type linkView struct {
 	URL string
 }
 
+// linksView is the page that shows sign-in links once: what was done, the
+// links, and a CSV file of them ("" without links).
+type linksView struct {
+	layout
+	Summary string
+	Links   []linkView
+	CSV     template.URL
+}
+
 // showLinks shows sign-in links once, with a CSV file of them to download
 // (a data: URL: the portal keeps no copy to serve).
 func (s *Server) showLinks(w http.ResponseWriter, r *http.Request, v viewer, summary string, links []portal.SignInLink) error {
@@ -221,9 +249,9 @@ func (s *Server) showLinks(w http.ResponseWriter, r *http.Request, v viewer, sum
 		_ = cw.Write([]string{l.Team, l.Login, l.Name, l.Email, views[i].URL, l.ExpiresAt.UTC().Format(time.RFC3339)})
 	}
 	cw.Flush()
-	data := map[string]any{"Summary": summary, "Links": views}
+	data := &linksView{Summary: summary, Links: views}
 	if len(links) > 0 {
-		data["CSV"] = template.URL("data:text/csv;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(b.Bytes())) //nolint:gosec // our own CSV, encoded
+		data.CSV = template.URL("data:text/csv;charset=utf-8;base64," + base64.StdEncoding.EncodeToString(b.Bytes())) //nolint:gosec // our own CSV, encoded
 	}
 	return s.render(w, r, http.StatusOK, "admin_links", v, data)
 }

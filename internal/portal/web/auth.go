@@ -52,11 +52,18 @@ func (s *Server) viewer(r *http.Request) (viewer, error) {
 	return viewer{Account: a, token: c.Value}, nil
 }
 
+// signupView is the sign-up form's, sent back with what was typed and
+// what was wrong.
+type signupView struct {
+	layout
+	Error, Login string
+}
+
 func (s *Server) signupPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
 		return seeOther(w, r, "/")
 	}
-	return s.render(w, r, http.StatusOK, "signup", v, nil)
+	return s.render(w, r, http.StatusOK, "signup", v, &signupView{})
 }
 
 // signup makes a contestant account and signs it in.
@@ -66,7 +73,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error 
 	}
 	login, password := r.PostFormValue("login"), r.PostFormValue("password")
 	again := func(err error) error { // the form again, with what was typed
-		return s.render(w, r, status(err), "signup", v, map[string]any{"Error": err.Error(), "Login": login})
+		return s.render(w, r, status(err), "signup", v, &signupView{Error: err.Error(), Login: login})
 	}
 	if _, err := portal.CheckLogin(login); err != nil {
 		return again(err)
@@ -101,11 +108,18 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error 
 	return seeOther(w, r, "/team")
 }
 
+// loginView is the sign-in form's: the page to go to next, and when sent
+// back, what was typed and what was wrong.
+type loginView struct {
+	layout
+	Error, Login, Next string
+}
+
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.signedIn() {
 		return seeOther(w, r, "/")
 	}
-	return s.render(w, r, http.StatusOK, "login", v, map[string]any{"Next": localPath(r.URL.Query().Get("next"))})
+	return s.render(w, r, http.StatusOK, "login", v, &loginView{Next: localPath(r.URL.Query().Get("next"))})
 }
 
 // login checks a password, within the limits, and starts a session.
@@ -124,8 +138,8 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) error {
 		hash = s.dummy // as slow as a wrong password
 	}
 	if !s.cfg.Passwords.Match(hash, r.PostFormValue("password")) || err != nil {
-		return s.render(w, r, http.StatusUnauthorized, "login", v, map[string]any{
-			"Error": portal.ErrBadLogin.Error(), "Login": login, "Next": next})
+		return s.render(w, r, http.StatusUnauthorized, "login", v, &loginView{
+			Error: portal.ErrBadLogin.Error(), Login: login, Next: next})
 	}
 	forgive()
 	if err := s.startSession(w, r, a); err != nil {
@@ -153,6 +167,14 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, v viewer) error 
 	return seeOther(w, r, "/")
 }
 
+// signInView is a sign-in link's form: the account, the link's token, and
+// when sent back, what was wrong.
+type signInView struct {
+	layout
+	Account      portal.Account
+	Token, Error string
+}
+
 // signInPage is where a sign-in link leads: a form to choose a password.
 // Opening it changes nothing (a mail scanner that follows the link uses
 // nothing up); a link used or expired says so.
@@ -161,7 +183,7 @@ func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, v viewer) er
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "signin", v, map[string]any{"Account": a, "Token": r.PathValue("token")})
+	return s.render(w, r, http.StatusOK, "signin", v, &signInView{Account: a, Token: r.PathValue("token")})
 }
 
 // signIn uses a sign-in link: the password chosen becomes the account's,
@@ -174,7 +196,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, v viewer) error 
 	}
 	password := r.PostFormValue("password")
 	again := func(msg string) error { // the form again, with what is wrong
-		return s.render(w, r, http.StatusBadRequest, "signin", v, map[string]any{"Account": a, "Token": token, "Error": msg})
+		return s.render(w, r, http.StatusBadRequest, "signin", v, &signInView{Account: a, Token: token, Error: msg})
 	}
 	if password != r.PostFormValue("again") {
 		return again("the two passwords differ")

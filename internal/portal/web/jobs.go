@@ -22,6 +22,12 @@ func (s *Server) enqueue(w http.ResponseWriter, r *http.Request, v viewer) error
 	return seeOther(w, r, "/jobs/"+strconv.FormatInt(j.ID, 10))
 }
 
+// jobsView is the team's list of jobs.
+type jobsView struct {
+	layout
+	Jobs []portal.Job
+}
+
 func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	jobs, err := s.store.TeamJobs(r.Context(), v.TeamID)
 	if err != nil {
@@ -30,7 +36,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request, v viewer) erro
 	for i := range jobs {
 		jobs[i] = jobs[i].ForContestant()
 	}
-	return s.render(w, r, http.StatusOK, "jobs", v, map[string]any{"Jobs": jobs})
+	return s.render(w, r, http.StatusOK, "jobs", v, &jobsView{Jobs: jobs})
 }
 
 // teamJob reads a job of the viewer's team: another team's job is not found,
@@ -55,19 +61,29 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "job", v, jobData(j, s.live.position(j.ID), nil))
+	return s.render(w, r, http.StatusOK, "job", v, newJobView(j, s.live.position(j.ID)))
 }
 
-// jobData is what the job pages show: the summary of the engine's result
-// (its verdict, scores, errors, per-endpoint table and messages; never the
-// staff log, which the result does not hold).
-func jobData(j portal.Job, position int, attempts []portal.Attempt) map[string]any {
-	data := map[string]any{"Job": j, "Position": position, "Attempts": attempts}
+// jobView is what the job pages show: the job, its place in the queue,
+// and the summary of the engine's result (its verdict, scores, errors,
+// per-endpoint table and messages; never the staff log, which the result
+// does not hold). Staff's page adds the team and the attempts.
+type jobView struct {
+	layout
+	Job      portal.Job
+	Position int
+	Summary  string
+	Team     portal.Team
+	Attempts []portal.Attempt
+}
+
+func newJobView(j portal.Job, position int) *jobView {
+	data := &jobView{Job: j, Position: position}
 	if len(j.Result) > 0 {
 		var res engine.Result
 		var b strings.Builder
 		if err := json.Unmarshal(j.Result, &res); err == nil && res.WriteSummary(&b) == nil {
-			data["Summary"] = b.String()
+			data.Summary = b.String()
 		}
 	}
 	return data

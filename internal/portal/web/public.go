@@ -8,13 +8,35 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/kit"
 	"github.com/yuin/goldmark"
 )
 
 // The pages everyone may read: the contest page, the manual, the
 // leaderboard with its chart, and the announcements.
+
+// contestView is the contest page's: the contest and its state, and for a
+// team member the team's own state, active job and end.
+type contestView struct {
+	layout
+	Contest      portal.Contest
+	Problem      *kit.Problem // nil: not in the registry (or none chosen)
+	State        portal.Phase
+	Frozen       bool
+	Revealed     bool
+	Registration bool
+	// Team is the viewer's (nil: none), with its phase and end, which its
+	// extra time moves, and its queued or running job (nil: none).
+	Team      *portal.Team
+	TeamState portal.Phase
+	TeamEnd   time.Time
+	Active    *portal.Job
+	Position  int
+	announcementsView
+}
 
 func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	c, err := s.contest(r)
@@ -22,28 +44,34 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) e
 		return err
 	}
 	now := s.cfg.Now()
-	data := map[string]any{"Contest": c, "State": c.Phase(now, 0), "Frozen": c.Frozen(now), "Revealed": c.Revealed(now),
-		"Registration": c.RegistrationOpen(now)}
+	data := &contestView{Contest: c, State: c.Phase(now, 0), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
+		Registration: c.RegistrationOpen(now)}
 	if p, ok := s.cfg.Lookup(c.Problem); ok {
-		data["Problem"] = p
+		data.Problem = &p
 	}
 	if v.TeamID != 0 {
 		t, err := s.store.Team(r.Context(), v.TeamID)
 		if err != nil {
 			return err
 		}
-		data["Team"], data["TeamState"], data["TeamEnd"] = t, c.Phase(now, t.ExtraTime), c.EndFor(t.ExtraTime)
+		data.Team, data.TeamState, data.TeamEnd = &t, c.Phase(now, t.ExtraTime), c.EndFor(t.ExtraTime)
 		if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
-			data["Active"] = j.ForContestant()
-			data["Position"] = s.live.position(j.ID)
+			j = j.ForContestant()
+			data.Active, data.Position = &j, s.live.position(j.ID)
 		} else if portal.ErrorCode(err) != portal.CodeNotFound {
 			return err
 		}
 	}
-	if data["Announcements"], data["Latest"], err = s.announcements(r.Context(), ContestAnnouncements); err != nil {
+	if data.Announcements, data.Latest, err = s.announcements(r.Context(), ContestAnnouncements); err != nil {
 		return err
 	}
 	return s.render(w, r, http.StatusOK, "contest", v, data)
+}
+
+// manualView is the manual page's: the problem's manual as HTML.
+type manualView struct {
+	layout
+	Manual template.HTML
 }
 
 func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -61,7 +89,26 @@ func (s *Server) manualPage(w http.ResponseWriter, r *http.Request, v viewer) er
 	if err := goldmark.Convert([]byte(p.ManualText()), &b); err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "manual", v, map[string]any{"Problem": p, "Manual": template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
+	return s.render(w, r, http.StatusOK, "manual", v, &manualView{Manual: template.HTML(b.String())}) //nolint:gosec // goldmark's safe output
+}
+
+// leaderboardView is the leaderboard page's: the board's lines as HTML,
+// the contest's state and brackets, the chart's query.
+type leaderboardView struct {
+	layout
+	Rows     template.HTML
+	Teams    int
+	Frozen   bool
+	Revealed bool
+	Timeline portal.Timeline
+	Brackets []string
+	Bracket  string // the board's ("": every team)
+	Query    string // "?bracket=..." or ""
+	Column   bool   // the bracket column: the board of every bracket
+	// Own is the viewer's team's live line during a freeze (nil: none);
+	// OwnDQ the reason its team is disqualified ("": it is not).
+	Own   *portal.Standing
+	OwnDQ string
 }
 
 // leaderboardPage shows the viewer's board (?bracket=) as rendered once per
@@ -86,18 +133,24 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewe
 	if bracket != "" {
 		query = "?bracket=" + url.QueryEscape(bracket)
 	}
-	data := map[string]any{"Rows": template.HTML(rows.String()), "Teams": len(view.rows), //nolint:gosec // rendered by the boardrow template
-		"Frozen": b.frozen, "Revealed": b.revealed, "Timeline": b.timeline, "Brackets": b.brackets, "Bracket": bracket,
-		"Query": query, "Column": len(b.brackets) > 0 && bracket == ""}
+	data := &leaderboardView{Rows: template.HTML(rows.String()), Teams: len(view.rows), //nolint:gosec // rendered by the boardrow template
+		Frozen: b.frozen, Revealed: b.revealed, Timeline: b.timeline, Brackets: b.brackets, Bracket: bracket,
+		Query: query, Column: len(b.brackets) > 0 && bracket == ""}
 	if line, ok := b.own[v.TeamID]; ok && b.frozen && v.TeamID != 0 {
-		data["Own"] = line
+		data.Own = &line
 	}
 	// The live rows carry no team's reason (they are everyone's); the
 	// script keeps the viewer's own from here.
 	if isOwn && v.TeamID != 0 && view.standings[own].Disqualified {
-		data["OwnDQ"] = view.standings[own].DQReason
+		data.OwnDQ = view.standings[own].DQReason
 	}
 	return s.render(w, r, http.StatusOK, "leaderboard", v, data)
+}
+
+// boardRowView is a leaderboard line's, for the page's "boardrow".
+type boardRowView struct {
+	S                    portal.Standing
+	Own, Staff, Brackets bool
 }
 
 // boardRow renders one leaderboard line with the page's "boardrow": own
@@ -106,8 +159,8 @@ func (s *Server) leaderboardPage(w http.ResponseWriter, r *http.Request, v viewe
 // some).
 func (s *Server) boardRow(st portal.Standing, own, staff, brackets bool) (string, error) {
 	var b strings.Builder
-	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", map[string]any{"S": st, "Own": own, "Staff": staff,
-		"Brackets": brackets})
+	err := s.pages["leaderboard"].ExecuteTemplate(&b, "boardrow", boardRowView{S: st, Own: own, Staff: staff,
+		Brackets: brackets})
 	return b.String(), err
 }
 
@@ -192,6 +245,21 @@ func (s *Server) announcements(ctx context.Context, limit int) ([]announcementVi
 	return out, latest, nil
 }
 
+// announcementsView is the announcements' list (the partial
+// "announcementlist"): the newest first, and the newest one's id.
+type announcementsView struct {
+	Announcements []announcementView
+	Latest        int64
+}
+
+// announcementsPageView is the announcements page's: every announcement,
+// and for staff the form's limit.
+type announcementsPageView struct {
+	layout
+	announcementsView
+	Max int
+}
+
 // ContestAnnouncements is how many of the newest announcements the contest
 // page shows.
 const ContestAnnouncements = 3
@@ -208,6 +276,6 @@ func (s *Server) announcementsPage(w http.ResponseWriter, r *http.Request, v vie
 			return err
 		}
 	}
-	return s.render(w, r, http.StatusOK, "announcements", v, map[string]any{"Announcements": list, "Latest": latest,
-		"Max": portal.MaxAnnouncement})
+	return s.render(w, r, http.StatusOK, "announcements", v, &announcementsPageView{
+		announcementsView: announcementsView{Announcements: list, Latest: latest}, Max: portal.MaxAnnouncement})
 }

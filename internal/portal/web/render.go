@@ -38,10 +38,18 @@ func status(err error) int {
 	return http.StatusInternalServerError
 }
 
+// errorView is the error page's.
+type errorView struct {
+	layout
+	Status     int
+	StatusText string
+	Message    string
+}
+
 // fail answers with err's status and an error page.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, v viewer, err error) {
 	code, msg := s.told(w, r, err)
-	_ = s.render(w, r, code, "error", v, map[string]any{"Status": code, "StatusText": http.StatusText(code), "Message": msg})
+	_ = s.render(w, r, code, "error", v, &errorView{Status: code, StatusText: http.StatusText(code), Message: msg})
 }
 
 // told is what an error tells the one who asked, on a page or in the
@@ -61,20 +69,28 @@ func (s *Server) told(w http.ResponseWriter, r *http.Request, err error) (code i
 	return code, msg
 }
 
+// layout is what every page's layout shows: who is viewing it and the
+// viewer's notices. Each page's view embeds it; render fills it.
+type layout struct {
+	Viewer viewer
+	Notice notice
+}
+
+func (l *layout) base() *layout { return l }
+
+// view is a page's data: a struct of its own that embeds layout, so that
+// its template reads only what the handler set.
+type view interface{ base() *layout }
+
 // render writes a page. It returns nil, the page written, so that a
 // handler ends with it; a template's failure is the portal's, logged here
 // and answered as a plain 500.
-func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page string, v viewer, data map[string]any) error {
+func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page string, v viewer, data view) error {
 	t, ok := s.pages[page]
 	if !ok {
 		panic("web: no page " + page)
 	}
-	if data == nil {
-		data = map[string]any{}
-	}
-	data["Viewer"] = v
-	data["Path"] = r.URL.Path
-	data["Notice"] = s.noticeFor(r, v)
+	*data.base() = layout{Viewer: v, Notice: s.noticeFor(r, v)}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
 		s.cfg.Logger.Error("rendering a page", "page", page, "err", err)

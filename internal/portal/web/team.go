@@ -6,12 +6,29 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tunecon/tunecon/internal/portal"
 )
 
 // A contestant's pages and forms: the team (making or joining one, its
 // target or server, its API tokens) and its questions to the staff.
+
+// teamView is the team page's: for a contestant in no team, the forms to
+// make or join one; for a member, the team, its members, its target or
+// servers, and its API tokens.
+type teamView struct {
+	layout
+	Brackets       []string
+	Registration   bool
+	RegistrationAt time.Time
+	Team           *portal.Team // nil: the viewer is in no team
+	Members        []portal.Account
+	Assigned       bool // the organisers assign the teams' servers
+	Servers        []portal.Server
+	Tokens         []portal.APIToken
+	MaxTokens      int
+}
 
 func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) error {
 	if v.Admin() {
@@ -21,28 +38,27 @@ func (s *Server) teamPage(w http.ResponseWriter, r *http.Request, v viewer) erro
 	if err != nil {
 		return err
 	}
-	data := map[string]any{"Brackets": c.Settings.Brackets, "Registration": c.RegistrationOpen(s.cfg.Now()),
-		"RegistrationAt": c.RegistrationAt}
+	data := &teamView{Brackets: c.Settings.Brackets, Registration: c.RegistrationOpen(s.cfg.Now()),
+		RegistrationAt: c.RegistrationAt}
 	if v.TeamID != 0 {
 		t, err := s.store.Team(r.Context(), v.TeamID)
 		if err != nil {
 			return err
 		}
-		members, err := s.store.TeamMembers(r.Context(), v.TeamID)
-		if err != nil {
+		if data.Members, err = s.store.TeamMembers(r.Context(), v.TeamID); err != nil {
 			return err
 		}
-		data["Team"], data["Members"] = t, members
+		data.Team = &t
 		if c.Settings.AssignedServers {
-			if data["Servers"], err = s.store.TeamServers(r.Context(), v.TeamID); err != nil {
+			if data.Servers, err = s.store.TeamServers(r.Context(), v.TeamID); err != nil {
 				return err
 			}
-			data["Assigned"] = true
+			data.Assigned = true
 		}
-		if data["Tokens"], err = s.store.APITokens(r.Context(), v.TeamID); err != nil {
+		if data.Tokens, err = s.store.APITokens(r.Context(), v.TeamID); err != nil {
 			return err
 		}
-		data["MaxTokens"] = portal.MaxAPITokens
+		data.MaxTokens = portal.MaxAPITokens
 	}
 	return s.render(w, r, http.StatusOK, "team", v, data)
 }
@@ -161,6 +177,13 @@ func (s *Server) pickServer(w http.ResponseWriter, r *http.Request, v viewer) er
 	return seeOther(w, r, "/team")
 }
 
+// tokenView is the page that shows a new API token's secret, once.
+type tokenView struct {
+	layout
+	Token  portal.APIToken
+	Secret string
+}
+
 // createToken makes a read-only API token for the viewer's team and shows
 // it, once: the portal keeps only its hash. The page is not cached, and
 // reloading it makes no second token (the browser asks before posting
@@ -171,7 +194,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, v viewer) e
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "team_token", v, map[string]any{"Token": t, "Secret": token})
+	return s.render(w, r, http.StatusOK, "team_token", v, &tokenView{Token: t, Secret: token})
 }
 
 // revokeToken deletes a token of the viewer's team; another team's is not
@@ -191,6 +214,18 @@ func (s *Server) revokeToken(w http.ResponseWriter, r *http.Request, v viewer) e
 type clarificationView struct {
 	portal.Clarification
 	Own bool // the viewer's team asked it
+}
+
+// clarificationsView is the clarifications page's: the fingerprint of
+// what the viewer sees (the script reloads when it changes), the lists by
+// whom they are for, and the forms' limits and canned answers.
+type clarificationsView struct {
+	layout
+	Key                    string
+	Own, Published, All    []clarificationView
+	Canned                 []string
+	MaxQuestion, MaxAnswer int
+	MaxOpen                int
 }
 
 // clarificationsPage shows a team its own questions with their status and
@@ -231,9 +266,9 @@ func (s *Server) clarificationsPage(w http.ResponseWriter, r *http.Request, v vi
 		}
 		return 0
 	})
-	return s.render(w, r, http.StatusOK, "clarifications", v, map[string]any{"Key": key, "Own": own, "Published": published,
-		"All": all, "Canned": portal.CannedAnswers, "MaxQuestion": portal.MaxQuestion, "MaxAnswer": portal.MaxAnswer,
-		"MaxOpen": portal.MaxOpenQuestions})
+	return s.render(w, r, http.StatusOK, "clarifications", v, &clarificationsView{Key: key, Own: own, Published: published,
+		All: all, Canned: portal.CannedAnswers, MaxQuestion: portal.MaxQuestion, MaxAnswer: portal.MaxAnswer,
+		MaxOpen: portal.MaxOpenQuestions})
 }
 
 // ask is a team's question.
