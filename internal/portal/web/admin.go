@@ -41,15 +41,11 @@ type adminView struct {
 }
 
 func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) error {
-	ctx := r.Context()
-	c, err := s.contest(r)
+	ro, err := s.roster(r)
 	if err != nil {
 		return err
 	}
-	ro, err := s.roster(ctx)
-	if err != nil {
-		return err
-	}
+	c := ro.contest
 	members := map[int64][]string{}
 	for team, accounts := range ro.members {
 		for _, a := range accounts {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"encoding/csv"
 	"errors"
@@ -68,17 +67,22 @@ func (s *Server) setDisqualified(w http.ResponseWriter, r *http.Request, v viewe
 // take about 100 KiB.
 const MaxImport = 2 << 20
 
-// roster is every team and every account, and the accounts by team (in the
-// order of Accounts): what the admin's pages list.
+// roster is the contest, every team and every account, and the accounts by
+// team (in the order of Accounts): what the admin's pages list.
 type roster struct {
+	contest  portal.Contest
 	teams    []portal.Team
 	accounts []portal.Account
 	members  map[int64][]portal.Account
 }
 
-func (s *Server) roster(ctx context.Context) (roster, error) {
+func (s *Server) roster(r *http.Request) (roster, error) {
+	ctx := r.Context()
 	ro := roster{members: map[int64][]portal.Account{}}
 	var err error
+	if ro.contest, err = s.contest(r); err != nil {
+		return ro, err
+	}
 	if ro.teams, err = s.store.Teams(ctx); err != nil {
 		return ro, err
 	}
@@ -108,16 +112,12 @@ type serversView struct {
 // that give a team a server, take one back, and make a member a new
 // sign-in link.
 func (s *Server) serversPage(w http.ResponseWriter, r *http.Request, v viewer) error {
-	ctx := r.Context()
-	c, err := s.contest(r)
+	ro, err := s.roster(r)
 	if err != nil {
 		return err
 	}
-	ro, err := s.roster(ctx)
-	if err != nil {
-		return err
-	}
-	servers, err := s.store.Servers(ctx)
+	c := ro.contest
+	servers, err := s.store.Servers(r.Context())
 	if err != nil {
 		return err
 	}
