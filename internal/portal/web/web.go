@@ -352,10 +352,10 @@ type viewer struct {
 
 func (v viewer) signedIn() bool { return v.ID != 0 }
 
-// guard runs a route's handler for the people it serves; the others get the same answer
-// whatever they ask: a sign-in page for nobody, 403 for the rest. An error
-// h returns is answered by fail, the one place that turns an error into
-// its page.
+// guard runs a route's handler for the people it serves; the others get
+// the same answer whatever they ask: a sign-in page for nobody, 403 for
+// the rest. An error the handler returns is answered by fail, the one
+// place that turns an error into its page.
 func (s *Server) guard(rt route) http.Handler {
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		v, err := s.viewer(r)
@@ -368,20 +368,20 @@ func (s *Server) guard(rt route) http.Handler {
 	})
 }
 
-// serve runs the route's handler for v if v is one of the people it
-// serves; to a page, it redirects
-// whom a page can help (nobody to the sign-in, a contestant without a team
-// to the team page) and refuses the others.
+// serve runs the route's handler if v is one of the people it serves. Of
+// the others, one who asks for a page (GET) is redirected where it can
+// help (nobody to the sign-in, a contestant without a team to the team
+// page); anything else, an event stream included, is refused.
 func (s *Server) serve(rw http.ResponseWriter, r *http.Request, rt route, v viewer) error {
-	w, toPage := rt.who, rt.kind == page && r.Method == http.MethodGet
+	w, getPage := rt.who, rt.kind == page && r.Method == http.MethodGet
 	switch {
 	case w == anyone:
 	case !v.signedIn():
-		if toPage {
+		if getPage {
 			return seeOther(rw, r, "/login?next="+url.QueryEscape(r.URL.RequestURI()))
 		}
 		return portal.Errorf(portal.CodeDenied, "sign in first")
-	case w == inTeam && !v.Admin() && v.TeamID == 0 && toPage:
+	case w == inTeam && !v.Admin() && v.TeamID == 0 && getPage:
 		return seeOther(rw, r, "/team") // a team first
 	case w == admin && !v.Admin(), w == inTeam && (v.Admin() || v.TeamID == 0):
 		return portal.Errorf(portal.CodeDenied, "this page is not for you")
