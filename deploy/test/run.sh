@@ -123,15 +123,19 @@ contestants() { contestant tc-team1 go && contestant tc-team2 python; }
 
 # The manual's one command that switches the language, there and back: then
 # POST /initialize answers through nginx, naming the new language where the
-# problem's answer names one.
+# problem's answer names one. dashboard's takes where the services are (here
+# nowhere: the next benchmark names its own).
 switch_language() {
-	local from=$1 to=$2
+	local from=$1 to=$2 data=''
+	if [ "$PROBLEM" = dashboard ]; then
+		data="-H 'Content-Type: application/json' --data '{\"http\": \"http://127.0.0.1:9\", \"https\": \"https://127.0.0.1:9\"}'"
+	fi
 	ssh -i "$TC_CACHE/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \
 		-o LogLevel=ERROR "contestant@${ADDR[tc-team1]}" "set -e
 		sudo systemctl disable --now $PROBLEM-$from && sudo systemctl enable --now $PROBLEM-$to
 		for i in \$(seq 120); do
 			# A body that names a language (blog, bank, leagues) must name this one.
-			if body=\$(curl -sf -X POST http://127.0.0.1/initialize) &&
+			if body=\$(curl -sf -X POST $data http://127.0.0.1/initialize) &&
 				{ ! grep -qE '\"(go|python)\"' <<<\"\$body\" || grep -q '\"$to\"' <<<\"\$body\"; }; then
 				echo \"tc-team1: switched from $from to $to in \$i s\"; exit 0
 			fi

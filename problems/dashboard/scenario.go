@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/url"
 	"sync"
@@ -140,14 +141,20 @@ func (s *Scenario) Meta() engine.Meta {
 	}
 }
 
-// Initialize starts the external services on loopback ports of their own and
-// tells the app where they are. A user of the initial data signs in first; its
+// Initialize starts the external services on ports of their own, on the
+// benchmarker's address toward the app (loopback for an app on this
+// machine), and tells the app where they are. A user of the initial data
+// signs in first; its
 // session's id, replayed after, must be signed out: POST /initialize ends
 // every session. The services draw the run's secret themselves, from
 // crypto/rand: their answers change from run to run, while the seed still
 // replays the load.
 func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
-	svc, err := services.Start(ctx, services.Config{Seed: r.Seed, Now: r.Now})
+	host, err := addressToward(ctx, r.Target)
+	if err != nil {
+		return engine.Internalf("services", "finding this machine's address toward the app: %v", err)
+	}
+	svc, err := services.Start(ctx, services.Config{Seed: r.Seed, Now: r.Now, Host: host})
 	if err != nil {
 		return engine.Internalf("services", "starting the external services: %v", err)
 	}
@@ -417,4 +424,22 @@ func modifyForm(service string, p data.Params) url.Values {
 // checkRedirect checks a 303 to path.
 func checkRedirect(res *engine.Response, path string) error {
 	return res.Check(engine.Status(http.StatusSeeOther), engine.RedirectExactly(path))
+}
+
+// addressToward returns this machine's address on the route to target's
+// host: where the app, on another machine of the contest's network, reaches
+// the services. A UDP socket connected to the host asks the kernel for the
+// route and sends nothing.
+func addressToward(ctx context.Context, target *url.URL) (net.IP, error) {
+	port := target.Port()
+	if port == "" {
+		port = "80"
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "udp", net.JoinHostPort(target.Hostname(), port))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP, nil
 }

@@ -53,6 +53,10 @@ type Config struct {
 	// Latency scales every service latency (1 when zero), so that tests run
 	// fast. Negative is an error.
 	Latency float64
+	// Host is the address the services listen on (127.0.0.1 when nil): the
+	// benchmarker's own address on the network it reaches the app over, so
+	// that an app on another machine reaches them too.
+	Host net.IP
 }
 
 // The services' latencies, before Config.Latency scales them (MANUAL.md's
@@ -95,8 +99,8 @@ type Services struct {
 	closeErr  error
 }
 
-// Start starts the services on two ports of 127.0.0.1. ctx bounds only the
-// start-up; Close stops them.
+// Start starts the services on two ports of Config.Host (127.0.0.1 by
+// default). ctx bounds only the start-up; Close stops them.
 func Start(ctx context.Context, cfg Config) (*Services, error) {
 	if cfg.Latency < 0 || math.IsNaN(cfg.Latency) || math.IsInf(cfg.Latency, 0) {
 		return nil, fmt.Errorf("dashboard services: bad latency scale %v", cfg.Latency)
@@ -117,7 +121,11 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 	s.facts = NewFacts(s.secret)
 	started := s.now()
 	s.schedule = newSchedule(cfg.Seed, time.Unix(started.Unix(), 0))
-	cert, err := selfSigned(started)
+	host := cfg.Host
+	if host == nil {
+		host = net.IPv4(127, 0, 0, 1)
+	}
+	cert, err := selfSigned(started, host)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard services: certificate: %w", err)
 	}
@@ -125,7 +133,7 @@ func Start(ctx context.Context, cfg Config) (*Services, error) {
 	var lc net.ListenConfig
 	var lns [2]net.Listener
 	for i := range lns {
-		if lns[i], err = lc.Listen(ctx, "tcp", "127.0.0.1:0"); err != nil {
+		if lns[i], err = lc.Listen(ctx, "tcp", net.JoinHostPort(host.String(), "0")); err != nil {
 			if i > 0 {
 				lns[0].Close()
 			}
@@ -178,10 +186,10 @@ func (s *Services) Facts() *Facts { return s.facts }
 // Part is the name under which the services' CPU is reported (engine.Part).
 const Part = "the external services"
 
-// HTTP returns the base URL of the plain services, "http://127.0.0.1:PORT".
+// HTTP returns the base URL of the plain services, "http://HOST:PORT".
 func (s *Services) HTTP() string { return s.urls[0] }
 
-// HTTPS returns the base URL of the TLS services, "https://127.0.0.1:PORT".
+// HTTPS returns the base URL of the TLS services, "https://HOST:PORT".
 func (s *Services) HTTPS() string { return s.urls[1] }
 
 // Close stops the services: it closes both listeners and every connection,
@@ -198,10 +206,10 @@ func (s *Services) Close() error {
 	return s.closeErr
 }
 
-// selfSigned makes the TLS services' certificate: ECDSA P-256 for 127.0.0.1 and
-// localhost, made for this run and verifiable by no one (the manual tells apps
-// not to verify it).
-func selfSigned(now time.Time) (tls.Certificate, error) {
+// selfSigned makes the TLS services' certificate: ECDSA P-256 for host,
+// 127.0.0.1 and localhost, made for this run and verifiable by no one (the
+// manual tells apps not to verify it).
+func selfSigned(now time.Time, host net.IP) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, err
@@ -217,7 +225,7 @@ func selfSigned(now time.Time) (tls.Certificate, error) {
 		NotAfter:     now.Add(365 * 24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		IPAddresses:  []net.IP{host, net.IPv4(127, 0, 0, 1)},
 		DNSNames:     []string{"localhost"},
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)

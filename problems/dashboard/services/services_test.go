@@ -801,3 +801,52 @@ func TestStartLatency(t *testing.T) {
 		t.Error("Start with Latency -1 succeeded")
 	}
 }
+
+// ownAddress returns one of this machine's non-loopback IPv4 addresses, or
+// skips the test when it has none.
+func ownAddress(t *testing.T) net.IP {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			return n.IP.To4()
+		}
+	}
+	t.Skip("this machine has no IPv4 address but loopback")
+	return nil
+}
+
+// TestServicesListenOnTheirHost: services given a host listen on it, not on
+// loopback, and their certificate names it, so that an app on another
+// machine of the network reaches them at the URLs POST /initialize gives.
+func TestServicesListenOnTheirHost(t *testing.T) {
+	t.Parallel()
+	ip := ownAddress(t)
+	s := start(t, services.Config{Latency: 0.01, Host: ip})
+	if want := "http://" + ip.String() + ":"; !strings.HasPrefix(s.HTTP(), want) {
+		t.Errorf("plain services at %s, want %s...", s.HTTP(), want)
+	}
+	res, err := plainClient(t).Get(s.HTTP() + "/surname?q=x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("GET /surname on %s: %s", ip, res.Status)
+	}
+	u, _ := url.Parse(s.HTTPS())
+	if u.Hostname() != ip.String() {
+		t.Fatalf("TLS services at %s, want host %s", s.HTTPS(), ip)
+	}
+	conn, err := tls.Dial("tcp", u.Host, &tls.Config{InsecureSkipVerify: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.ConnectionState().PeerCertificates[0].VerifyHostname(ip.String()); err != nil {
+		t.Errorf("the certificate does not name the host: %v", err)
+	}
+}

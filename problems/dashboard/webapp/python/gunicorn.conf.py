@@ -12,6 +12,9 @@ bind = os.environ.get("DASHBOARD_ADDR") or "127.0.0.1:8080"
 worker_class = "gthread"
 workers = 4
 threads = 8
+# Longer than nginx's 60 s for an idle upstream connection it keeps: an app that closed such a connection first
+# (gthread's default is 2 s) would race nginx reusing it, and a POST sent as it closes fails with 502.
+keepalive = 75
 
 # No control socket: its default path is the same for every gunicorn of the user, so two apps would clash.
 control_socket_disable = True
