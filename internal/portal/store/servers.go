@@ -153,5 +153,24 @@ func (s *Store) RemoveServer(ctx context.Context, by portal.Actor, id int64) err
 	})
 }
 
+// PickServer makes server id, which must still be teamID's, the team's
+// target, with host as SetTarget takes it. The server's row stays locked
+// until the target is set: a removal that took it first makes this a
+// CodeDenied, and one that comes after clears the target it set, so that
+// a removed server never stays a team's target and blocks its host.
+func (s *Store) PickServer(ctx context.Context, teamID, id int64, host string) error {
+	return s.InTx(ctx, func(tx *Tx) error {
+		srv, err := scanServer(tx.queryRow(ctx, `SELECT `+serverColumns+` FROM servers WHERE id = ? AND team_id = ?`+
+			tx.dialect.forUpdate, id, teamID))
+		if errors.Is(err, sql.ErrNoRows) {
+			return portal.Errorf(portal.CodeDenied, "that is not one of your team's servers: pick one of those listed")
+		}
+		if err != nil {
+			return fmt.Errorf("store: server %d: %w", id, err)
+		}
+		return tx.SetTarget(ctx, teamID, srv.URL, host)
+	})
+}
+
 // teamSubject is a team as the audit log names it.
 func teamSubject(t portal.Team) string { return fmt.Sprintf("team %d (%s)", t.ID, t.Name) }

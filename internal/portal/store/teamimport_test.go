@@ -286,14 +286,24 @@ func testServers(t *testing.T, db storetest.System) {
 		t.Errorf("%d entries of servers added, want 1", n)
 	}
 
-	if err := s.SetTarget(ctx, a.ID, srv.URL, srv.Host); err != nil {
+	if err := s.PickServer(ctx, b.ID, srv.ID, srv.Host); portal.ErrorCode(err) != portal.CodeDenied {
+		t.Errorf("team a's server picked by b: %v", err)
+	}
+	if err := s.PickServer(ctx, a.ID, srv.ID, srv.Host); err != nil {
 		t.Fatal(err)
+	}
+	if team, err := s.Team(ctx, a.ID); err != nil || team.Target != srv.URL {
+		t.Errorf("team a's target after it picked its server: %q, %v", team.Target, err)
 	}
 	if err := s.RemoveServer(ctx, root, srv.ID); err != nil {
 		t.Fatal(err)
 	}
 	if team, err := s.Team(ctx, a.ID); err != nil || team.Target != "" {
 		t.Errorf("team a's target after its server went: %q, %v", team.Target, err)
+	}
+	// A pick that comes after the removal, from a page shown before it.
+	if err := s.PickServer(ctx, a.ID, srv.ID, srv.Host); portal.ErrorCode(err) != portal.CodeDenied {
+		t.Errorf("a removed server picked: %v", err)
 	}
 	if _, err := s.AddServer(ctx, root, b.ID, server("10.1.0.11")); err != nil {
 		t.Errorf("the freed host for b: %v", err)

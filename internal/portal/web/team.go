@@ -171,7 +171,7 @@ func (s *Server) pickServer(w http.ResponseWriter, r *http.Request, v viewer) er
 	if !c.Settings.LocalTargets {
 		host = portal.TargetHost(u)
 	}
-	if err := s.store.SetTarget(r.Context(), v.TeamID, srv.URL, host); err != nil {
+	if err := s.store.PickServer(r.Context(), v.TeamID, srv.ID, host); err != nil {
 		return err
 	}
 	return seeOther(w, r, "/team")
