@@ -46,12 +46,12 @@ test-webapps: ## vet, build and test the Go apps (each its own module)
 	@for d in $(GO_APPS); do echo "vet+build+test $$d"; (cd $$d && $(GO) vet ./... && $(GO) build -o /dev/null . && $(GO) test -count=1 ./...) || exit 1; done
 
 # A 30 s load: a newcomer's first score in about a minute. A contest's runs are
-# 60 s (`bin/tunecon try blog`), and the README's starting scores are theirs.
+# 60 s (`bin/tunecon try blog`), and the starting scores (docs/scores.md) are theirs.
 DEMO_DURATION ?= 30s
 
 demo: build ## start the blog reference app, benchmark it (a 30 s load), print the result, stop it
 	$(BIN)/tunecon try blog --duration $(DEMO_DURATION)
-	@echo "(a $(DEMO_DURATION) load; a contest's runs, and the README's starting scores, are 60 s: bin/tunecon try blog)"
+	@echo "(a $(DEMO_DURATION) load; a contest's runs, and the starting scores in docs/scores.md, are 60 s: bin/tunecon try blog)"
 
 perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
 	@command -v wrk >/dev/null || { if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $(APT_PACKAGES_PERF) >/dev/null; else echo "perf needs wrk: apt-get install wrk"; exit 1; fi; }

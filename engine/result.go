@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Result is everything a run found. Its JSON form is documented in the README.
+// Result is everything a run found. Its JSON form is documented in docs/runs.md.
 type Result struct {
 	Problem       string           `json:"problem"`
 	Target        string           `json:"target"`

@@ -1,7 +1,7 @@
 // Command scores benchmarks a problem's reference apps in every language on
 // every store (the embedded one, and MariaDB on a private server) with one
 // seed and duration, and prints a Markdown table of their starting scores
-// for the README. Run it with `make scores`.
+// for docs/scores.md. Run it with `make scores`.
 package main
 
 import (
