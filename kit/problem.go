@@ -193,6 +193,10 @@ type ServeConfig = launch.Config
 // App is a running reference app.
 type App = launch.App
 
+// MissingToolchain is the error of Serve when the compiler an app's
+// language needs is missing or too old (it says what to install).
+type MissingToolchain = launch.MissingToolchain
+
 // Serve starts a reference app and returns once it answers. Every app of
 // every problem follows one convention: it lives in problems/NAME/webapp/LANG
 // (the tuned one in problems/NAME/solutions/LANG), reads PREFIX_ADDR,
@@ -201,7 +205,9 @@ type App = launch.App
 // problem's name in capitals, loads the initial data on its first start, and
 // logs "listening on URL" when ready. Go apps are built into
 // build/NAME-LANG; a directory with requirements.txt is a Python app, run
-// under gunicorn from a virtualenv in build/venv-NAME-LANG.
+// under gunicorn from a virtualenv in build/venv-NAME-LANG; one with
+// Cargo.toml is a Rust app, built by cargo into build/NAME-LANG through the
+// one target directory all Rust apps share, build/rust-target.
 func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	if cfg.Lang == "" {
 		cfg.Lang = p.Langs[0]
@@ -268,6 +274,11 @@ func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp str
 			return nil, err
 		}
 		cmd = exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
+	} else if launch.IsRust(appDir) {
+		if err := launch.BuildRust(ctx, appDir, bin, filepath.Join(cfg.Root, "build", "rust-target"), cfg.Log); err != nil {
+			return nil, err
+		}
+		cmd = exec.Command(bin)
 	} else {
 		if err := launch.BuildGo(ctx, appDir, bin, cfg.Log); err != nil {
 			return nil, err

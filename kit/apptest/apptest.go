@@ -9,6 +9,7 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -115,6 +116,10 @@ func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 	})
 	if err != nil {
 		os.RemoveAll(dir)
+		var missing *kit.MissingToolchain
+		if errors.As(err, &missing) && os.Getenv("CI") != "true" {
+			t.Skipf("skipped: %v", err) // CI must have every toolchain
+		}
 		t.Fatalf("%v\n%s", err, log.String())
 	}
 	a.mu.Lock()
@@ -164,14 +169,14 @@ func (a *Apps) MariaDB(t *testing.T, name string) string {
 
 // Patched copies the app's source directory into a temporary one with each
 // (old, new) replacement made, for a test build with a defect. Each old must
-// occur exactly once in all the directory's Go files (an app may be one
-// main.go or several files), and is replaced in the one that holds it; the
-// replacements apply in order, so a later one may match what an earlier one
-// wrote.
+// occur exactly once in all the directory's Go or Rust files (an app may be
+// one main.go or several files), and is replaced in the one that holds it;
+// the replacements apply in order, so a later one may match what an earlier
+// one wrote.
 func Patched(t *testing.T, src string, replacements ...[2]string) string {
 	t.Helper()
 	dst := t.TempDir()
-	code := map[string]string{} // the Go files' text by their path in dst
+	code := map[string]string{} // the code's text by its file's path in dst
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -184,7 +189,7 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 		if err != nil {
 			return err
 		}
-		if strings.HasSuffix(p, ".go") {
+		if strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".rs") {
 			code[filepath.Join(dst, rel)] = string(data)
 		}
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
@@ -201,7 +206,7 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 			}
 		}
 		if len(holders) != 1 {
-			t.Fatalf("the app's Go files under %s hold %q %d times, not once: update the defect", src, r[0], len(holders))
+			t.Fatalf("the app's code under %s holds %q %d times, not once: update the defect", src, r[0], len(holders))
 		}
 		code[holders[0]] = strings.Replace(code[holders[0]], r[0], r[1], 1)
 		changed[holders[0]] = true
