@@ -5,15 +5,37 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-system \
+.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-rust deps-system \
 	dist deploy-venv deploy-boot deploy-test test-deploy
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
-deps: ## download the Go modules
+deps: ## download the Go modules, and the Rust apps' crates if cargo is there
 	@$(GO) mod download
 	@for d in $(GO_APPS); do (cd $$d && $(GO) mod download) || exit 1; done
+	@$(MAKE) --no-print-directory deps-rust
+
+# Every problem's Rust apps: each a Cargo package with its own Cargo.lock.
+RUST_APPS = $(wildcard problems/*/webapp/rust)
+# The oldest cargo that builds them is 1.$(MIN_CARGO_MINOR) (launch.MinCargoMinor).
+MIN_CARGO_MINOR := 85
+
+# rustup is no Debian package and Debian 12's cargo (1.63) is too old for axum
+# and sqlx, so this installs nothing: it looks for cargo where rustup puts it
+# too, and without it says what the machine must have. Then the Rust apps'
+# tests skip, or fail under CI=true, as the tests of a missing server do.
+deps-rust:
+	@for c in $$(command -v cargo) $${CARGO_HOME:-$$HOME/.cargo}/bin/cargo; do \
+		v=$$($$c --version 2>/dev/null | sed -n 's/^cargo 1\.\([0-9]*\)\..*/\1/p'); \
+		if [ -n "$$v" ] && [ "$$v" -ge $(MIN_CARGO_MINOR) ]; then \
+			for d in $(RUST_APPS); do (cd $$d && $$c fetch --locked -q) || exit 1; done; exit 0; \
+		fi; \
+		[ -n "$$v" ] && found="$$found cargo 1.$$v ($$c)"; \
+	done; \
+	echo "the Rust apps need cargo >= 1.$(MIN_CARGO_MINOR), installed with rustup (https://rustup.rs);$${found:- no cargo} found (Debian's cargo, 1.63, is too old)"; \
+	if [ "$$CI" = true ]; then echo "CI=true: the Rust apps' tests cannot run" >&2; exit 1; fi; \
+	echo "their tests will skip"
 
 # -trimpath keeps the checkout's path out of the build, so that a fresh clone
 # reuses what the Go build cache holds from another; go build downloads only
