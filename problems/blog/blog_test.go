@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +29,14 @@ func TestMain(m *testing.M) { os.Exit(apps.Run(m)) }
 
 // langs are the reference apps every defect must fail.
 var langs = []string{"go", "python"}
+
+// someDefects are the languages whose apps meet only some of the defects of
+// TestReferencePassesAndEachDefectFails, and which: the Rust app shows with
+// a stale sidebar, a stale page and a dropped comment that the scenario
+// does not depend on the Go app's quirks, at a third of a full lane's time.
+var someDefects = map[string][]string{
+	"rust": {"sidebar cached for 3 s", "a comment dropped", "whole pages cached for 2 s"},
+}
 
 func startApp(t *testing.T, lang, store string) *url.URL { return apps.Start(t, lang, store, "") }
 
@@ -56,15 +66,15 @@ var sidebarRe = regexp.MustCompile(`(?s)<aside id="sidebar">.*?</aside>`)
 // cleanly (it must pass with 0 fails) and then behind proxies that each add
 // one defect; the scenario must FAIL every one of them for the right reason.
 func TestReferencePassesAndEachDefectFails(t *testing.T) {
-	for _, lang := range langs {
+	for _, lang := range append(slices.Clone(langs), slices.Sorted(maps.Keys(someDefects))...) {
 		t.Run(lang, func(t *testing.T) {
 			t.Parallel() // each language's app is its own
-			referencePassesAndEachDefectFails(t, startApp(t, lang, "sqlite"))
+			referencePassesAndEachDefectFails(t, startApp(t, lang, "sqlite"), someDefects[lang])
 		})
 	}
 }
 
-func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
+func referencePassesAndEachDefectFails(t *testing.T, app *url.URL, only []string) {
 	t.Run("reference passes", func(t *testing.T) {
 		res := bench(t, app, 15*time.Second)
 		if !res.Passed || res.Errors.Charged() != 0 || res.Breakdown["comment"] == 0 || res.Breakdown["article"] == 0 {
@@ -167,6 +177,9 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL) {
 	// / and the hot articles often enough.
 	users := map[string]int{"whole pages cached for 2 s": 20}
 	for _, d := range defects {
+		if only != nil && !slices.Contains(only, d.name) {
+			continue
+		}
 		t.Run(d.name, func(t *testing.T) {
 			n := users[d.name]
 			if n == 0 {
