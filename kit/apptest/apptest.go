@@ -9,6 +9,7 @@ package apptest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -172,7 +174,7 @@ func (a *Apps) MariaDB(t *testing.T, name string) string {
 // occur exactly once in all the directory's Go or Rust files (an app may be
 // one main.go or several files), and is replaced in the one that holds it;
 // the replacements apply in order, so a later one may match what an earlier
-// one wrote.
+// one wrote. A Rust app's copy gets a package name of its own.
 func Patched(t *testing.T, src string, replacements ...[2]string) string {
 	t.Helper()
 	dst := t.TempDir()
@@ -216,7 +218,48 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 			t.Fatal(err)
 		}
 	}
+	if err := renameCargoPackage(dst); err != nil {
+		t.Fatal(err)
+	}
 	return dst
+}
+
+// cargoName is the package's name in a Cargo.toml.
+var cargoName = regexp.MustCompile(`(?m)^name = "([^"]+)"$`)
+
+// renameCargoPackage gives the Rust package in dir, if it is one, a name of
+// its own, in its Cargo.toml and its Cargo.lock. Every copy of an app would
+// otherwise share its fingerprint in the one target directory the Rust apps
+// build in (cargo hashes a local package by its path inside its own
+// directory), and cargo would take a patched copy, older than the last
+// build, for built already: its binary would be the last copy's.
+func renameCargoPackage(dir string) error {
+	manifest, err := os.ReadFile(filepath.Join(dir, "Cargo.toml"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	m := cargoName.FindSubmatch(manifest)
+	if m == nil {
+		return fmt.Errorf("%s/Cargo.toml names no package", dir)
+	}
+	sum := sha256.Sum256([]byte(dir))
+	from, to := string(m[0]), fmt.Sprintf(`name = "%s-%x"`, m[1], sum[:6])
+	for _, name := range []string{"Cargo.toml", "Cargo.lock"} {
+		path := filepath.Join(dir, name)
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Count(string(text), from) != 1 {
+			return fmt.Errorf("%s holds %s %d times, not once", path, from, strings.Count(string(text), from))
+		}
+		if err := os.WriteFile(path, []byte(strings.Replace(string(text), from, to, 1)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Buffer is a bytes.Buffer that processes' output goroutines may write while a
