@@ -103,23 +103,7 @@ func TestEachDefectFails(t *testing.T) {
 			}}
 			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
 		}, "banned_ips differs"},
-		{"/mypage cached across users", func(t *testing.T) *url.URL {
-			var mu sync.Mutex
-			var cached []byte
-			var at time.Time
-			p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
-				if r.URL.Path != "/mypage" || st != http.StatusOK {
-					return body
-				}
-				mu.Lock()
-				defer mu.Unlock()
-				if cached == nil || time.Since(at) > 2*time.Second {
-					cached, at = body, time.Now()
-				}
-				return cached
-			}}
-			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
-		}, "shows the user|previous login|carries the login"},
+		{"/mypage cached across users", cachedMypage("go"), "shows the user|previous login|carries the login"},
 		{"a notice shown twice", func(t *testing.T) *url.URL {
 			var mu sync.Mutex
 			last := map[string][]byte{}
@@ -436,5 +420,27 @@ func tunedDefects() []struct {
 			// cookie back first; TestCookieHandedOutTwice checks the rule
 			// for another viewer's.
 			"a cookie the app had handed out before in this run|set the cookie of the session the previous attempt started"},
+	}
+}
+
+// cachedMypage puts lang's app behind a proxy that serves the last /mypage
+// it saw, anyone's, for 2 s.
+func cachedMypage(lang string) func(t *testing.T) *url.URL {
+	return func(t *testing.T) *url.URL {
+		var mu sync.Mutex
+		var cached []byte
+		var at time.Time
+		p := &apptest.Proxy{Rewrite: func(r *http.Request, n int64, st int, h http.Header, body []byte) []byte {
+			if r.URL.Path != "/mypage" || st != http.StatusOK {
+				return body
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if cached == nil || time.Since(at) > 2*time.Second {
+				cached, at = body, time.Now()
+			}
+			return cached
+		}}
+		return p.Start(t, apps.Start(t, lang, "sqlite", ""))
 	}
 }
