@@ -214,6 +214,7 @@ func TestEachDefectFails(t *testing.T) {
 	}...)
 	cases = append(cases, authDefects(src)...)
 	cases = append(cases, tunedDefects()...)
+	cases = append(cases, rustDefects()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			apptest.ExpectFail(t, bench(t, c.target(t), 15*time.Second), c.want)
@@ -442,5 +443,34 @@ func cachedMypage(lang string) func(t *testing.T) *url.URL {
 			return cached
 		}}
 		return p.Start(t, apps.Start(t, lang, "sqlite", ""))
+	}
+}
+
+// rustDefects are three of the defects above in the Rust app, a dropped
+// write, a leak across users and a stale cache: they FAIL as they do in
+// Go, so the scenario does not lean on the Go app's quirks (issue 30).
+func rustDefects() []struct {
+	name   string
+	target func(t *testing.T) *url.URL
+	want   string
+} {
+	patched := func(patches ...[2]string) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			t.Parallel()
+			return apps.Start(t, "rust", "sqlite", apptest.Patched(t, "webapp/rust", patches...))
+		}
+	}
+	return []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		{"rust: a session not ended by the next attempt", patched(
+			[2]string{"DELETE FROM sessions WHERE id = ?", "DELETE FROM sessions WHERE id = ? AND 0 = 1"}),
+			"to the cookie of a session a later attempt ended"},
+		{"rust: a session cookie matched on its first 8 characters", patched([2]string{
+			"notice FROM sessions WHERE id = ?", "notice FROM sessions WHERE substr(id, 1, 8) = substr(?, 1, 8)"}),
+			"to a session cookie the app never issued"},
+		{"rust: /mypage cached across users", cachedMypage("rust"), "shows the user|previous login|carries the login"},
 	}
 }
