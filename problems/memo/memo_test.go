@@ -203,6 +203,40 @@ func TestEachDefectFails(t *testing.T) {
 	}
 }
 
+// TestRustDefectsFail: three of the defects above in the Rust app, a leak
+// across users, a dropped write and a stale cache, FAIL as they do in Go:
+// the scenario does not lean on the Go app's quirks (issue 30).
+func TestRustDefectsFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	rust := func(patch [2]string) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			t.Parallel() // a build and an app of its own
+			return apps.Start(t, "rust", kit.StoreSQLite, apptest.Patched(t, "webapp/rust", patch))
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		{"mypage lists everyone's memos", rust([2]string{"WHERE user_id = ? ORDER BY id DESC",
+			"WHERE user_id = ? OR 1 = 1 ORDER BY id DESC LIMIT 300"}),
+			`shows the author|private to|carries the (time|title) of the private memo`},
+		{"a signed-out session still signed in", rust([2]string{".bind(&sess.id.0)", `.bind("")`}),
+			`the cookie of a session signed out, asking for /mypage, answered 200`},
+		{"the top page cached for 3 s", func(t *testing.T) *url.URL {
+			p := cached(func(r *http.Request) bool { return r.URL.Path == "/" }, true, 3*time.Second)
+			return p.Start(t, apps.Start(t, "rust", kit.StoreSQLite, ""))
+		}, `missing|counts|starts with memo`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			apptest.ExpectFail(t, apptest.Bench(t, memo.Problem, c.target(t), 10*time.Second), c.want)
+		})
+	}
+}
+
 // The cheats of issue 27, each a patch of the tuned solution that passed
 // the scenario before the load had negative cases and every answer was
 // scanned. The first three pass the pre-check, which tries one wrong
