@@ -25,12 +25,12 @@ use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use sqlx::Connection;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool, MySqlQueryResult};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqliteQueryResult,
     SqliteSynchronous,
 };
+use sqlx::{ColumnIndex, Connection, Decode, Row, Type};
 use tokio::io::AsyncBufReadExt;
 use tower_http::services::ServeFile;
 
@@ -59,11 +59,29 @@ const SQLITE_BUSY_WAIT: Duration = Duration::from_secs(5); // how long a SQLite 
 
 // Rows of the admin data.
 
-#[derive(sqlx::FromRow, Clone)]
+#[derive(Clone)]
 struct Tenant {
     id: i64,
     name: String,
     display_name: String,
+}
+
+// The MariaDB schema's binary collation makes sqlx take the tenant's names for
+// VARBINARY, which it refuses to decode as a String: they are UTF-8, read
+// unchecked.
+impl<'r, R: Row> sqlx::FromRow<'r, R> for Tenant
+where
+    &'r str: ColumnIndex<R>,
+    i64: Decode<'r, R::Database> + Type<R::Database>,
+    String: Decode<'r, R::Database>,
+{
+    fn from_row(row: &'r R) -> sqlx::Result<Self> {
+        Ok(Tenant {
+            id: row.try_get("id")?,
+            name: row.try_get_unchecked("name")?,
+            display_name: row.try_get_unchecked("display_name")?,
+        })
+    }
 }
 
 // Rows of a tenant's SQLite file.
