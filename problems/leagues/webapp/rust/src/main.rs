@@ -8,7 +8,7 @@
 //!
 //!     cargo build --release && target/release/tunecon-leagues
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -182,6 +182,12 @@ struct ScoreJson {
     competition_id: i64,
     title: String,
     score: i64,
+}
+
+#[derive(Serialize)]
+struct BillingJson {
+    total: i64,
+    competitions: Vec<CompetitionBillingJson>,
 }
 
 #[derive(Serialize)]
@@ -567,6 +573,11 @@ fn write_json<T: Serialize>(status: StatusCode, v: &T) -> Response {
     response
 }
 
+/// An object of one key: {"key": value}, value's own keys in its order.
+fn keyed<T: Serialize>(key: &'static str, value: T) -> HashMap<&'static str, T> {
+    HashMap::from([(key, value)])
+}
+
 fn ok<T: Serialize>(v: &T) -> Result<Response> {
     Ok(write_json(StatusCode::OK, v))
 }
@@ -869,7 +880,15 @@ async fn post_admin_tenants(
         }
         id
     });
-    ok(&json!({ "tenant": TenantBillingJson { id, name, display_name, billing: 0 } }))
+    ok(&keyed(
+        "tenant",
+        TenantBillingJson {
+            id,
+            name,
+            display_name,
+            billing: 0,
+        },
+    ))
 }
 
 impl App {
@@ -933,7 +952,7 @@ async fn get_admin_billing(
             billing,
         });
     }
-    ok(&json!({ "tenants": list }))
+    ok(&keyed("tenants", list))
 }
 
 // Billing.
@@ -1010,7 +1029,7 @@ async fn get_organizer_players(State(app): AppState, headers: HeaderMap) -> Resu
         .fetch_all(&mut tdb)
         .await?;
     let list: Vec<PlayerJson> = players.iter().map(PlayerJson::from).collect();
-    ok(&json!({ "players": list }))
+    ok(&keyed("players", list))
 }
 
 #[derive(Deserialize)]
@@ -1053,7 +1072,7 @@ async fn post_organizer_players(
             .await?;
         list.push(PlayerJson::from(&p));
     }
-    ok(&json!({ "players": list }))
+    ok(&keyed("players", list))
 }
 
 async fn post_disqualify(
@@ -1077,7 +1096,7 @@ async fn post_disqualify(
         .bind(id)
         .fetch_one(&mut tdb)
         .await?;
-    ok(&json!({ "player": PlayerJson::from(&p) }))
+    ok(&keyed("player", PlayerJson::from(&p)))
 }
 
 async fn get_organizer_competitions(State(app): AppState, headers: HeaderMap) -> Result<Response> {
@@ -1097,7 +1116,7 @@ async fn list_competitions(app: &App, headers: &HeaderMap, role: &str) -> Result
             .fetch_all(&mut tdb)
             .await?;
     let list: Vec<CompetitionJson> = competitions.iter().map(CompetitionJson::from).collect();
-    ok(&json!({ "competitions": list }))
+    ok(&keyed("competitions", list))
 }
 
 #[derive(Deserialize)]
@@ -1133,7 +1152,7 @@ async fn post_competitions(
         .bind(id)
         .fetch_one(&mut tdb)
         .await?;
-    ok(&json!({ "competition": CompetitionJson::from(&c) }))
+    ok(&keyed("competition", CompetitionJson::from(&c)))
 }
 
 async fn post_finish(
@@ -1164,7 +1183,7 @@ async fn post_finish(
         .bind(id)
         .fetch_one(&mut tdb)
         .await?;
-    ok(&json!({ "competition": CompetitionJson::from(&c) }))
+    ok(&keyed("competition", CompetitionJson::from(&c)))
 }
 
 /// Reads a score CSV as the manual defines it: (player id, score) for each data line, or None.
@@ -1263,14 +1282,20 @@ async fn post_scores(
         .execute(&mut *tx)
         .await?;
     tx.commit().await?;
-    ok(&json!({ "rows": rows.len() }))
+    ok(&keyed("rows", rows.len()))
 }
 
 async fn get_organizer_billing(State(app): AppState, headers: HeaderMap) -> Result<Response> {
     let v = authorize(&app, &headers, &[ROLE_ORGANIZER]).await?;
     let bills = app.tenant_billing(v.tenant().id).await?;
     let total: i64 = bills.iter().map(|b| b.billing).sum();
-    ok(&json!({ "billing": { "total": total, "competitions": bills } }))
+    ok(&keyed(
+        "billing",
+        BillingJson {
+            total,
+            competitions: bills,
+        },
+    ))
 }
 
 // Player.
@@ -1429,7 +1454,7 @@ async fn get_me(State(app): AppState, headers: HeaderMap) -> Result<Response> {
 async fn post_initialize(State(app): AppState) -> Result<Response> {
     reset_admin(&app.db).await?;
     app.reset_tenants().await?;
-    ok(&json!({ "lang": "rust" }))
+    ok(&keyed("lang", "rust"))
 }
 
 async fn reset_admin(db: &Db) -> Result<()> {
