@@ -19,7 +19,7 @@ deps: ## download the Go modules, and the Rust apps' crates if cargo is there
 # Every problem's Rust apps: each a Cargo package with its own Cargo.lock.
 RUST_APPS = $(wildcard problems/*/webapp/rust)
 # The oldest cargo that builds them is 1.$(MIN_CARGO_MINOR) (launch.MinCargoMinor).
-MIN_CARGO_MINOR := 85
+MIN_CARGO_MINOR := 89
 
 # rustup is no Debian package and Debian 12's cargo (1.63) is too old for axum
 # and sqlx, so this installs nothing: it looks for cargo where rustup puts it

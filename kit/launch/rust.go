@@ -16,9 +16,10 @@ import (
 )
 
 // MinCargoMinor is the oldest cargo, 1.MinCargoMinor, that builds the Rust
-// apps: they are edition 2024, and their crates (axum 0.8, sqlx 0.8) need a
-// recent compiler. Debian 12's cargo is 1.63, too old.
-const MinCargoMinor = 85
+// apps: they are edition 2024, their crates (axum 0.8, sqlx 0.8) need a
+// recent compiler, and leagues' app locks its tenants' files with the
+// standard library's File::lock (1.89). Debian 12's cargo is 1.63, too old.
+const MinCargoMinor = 89
 
 // MissingToolchain is returned when the compiler a language needs is not
 // installed or too old; it says what to install.

@@ -16,9 +16,9 @@ func TestCheckCargo(t *testing.T) {
 		ok      bool
 	}{
 		{"cargo 1.95.0 (f2d3ce0bd 2026-03-21)\n", true},
-		{"cargo 1.85.0 (d73d2caf9 2024-12-31)", true},
+		{"cargo 1.89.0 (c24e10642 2025-06-23)", true},
 		{"cargo 1.63.0", false}, // Debian 12's
-		{"cargo 1.84.1 (66221abde 2024-11-19)", false},
+		{"cargo 1.88.0 (873a06493 2025-05-10)", false},
 		{"cargo-deb 2.0", false},
 		{"", false},
 	} {
@@ -49,9 +49,9 @@ func TestBuiltExecutable(t *testing.T) {
 }
 
 func TestMissingToolchainSaysWhatToInstall(t *testing.T) {
-	err := (&MissingToolchain{Lang: "Rust", Need: "cargo >= 1.85", Found: "cargo 1.63.0 at /usr/bin/cargo",
+	err := (&MissingToolchain{Lang: "Rust", Need: "cargo >= 1.89", Found: "cargo 1.63.0 at /usr/bin/cargo",
 		Hint: "install it with rustup"}).Error()
-	for _, want := range []string{"cargo >= 1.85", "1.63.0", "rustup"} {
+	for _, want := range []string{"cargo >= 1.89", "1.63.0", "rustup"} {
 		if !strings.Contains(err, want) {
 			t.Errorf("%q does not say %q", err, want)
 		}
