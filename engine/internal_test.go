@@ -74,7 +74,7 @@ func TestCollectorDeduplicatesCapsAndClassifies(t *testing.T) {
 func TestLedgerAddsConcurrentlyAndOnlyWhenOpen(t *testing.T) {
 	t.Parallel()
 	l := newLedger(map[string]float64{"get": 1, "post": 5})
-	if err := l.add(0, "get", 1); err != nil || l.raw() != 0 {
+	if _, err := l.add(0, "get", 1); err != nil || l.raw() != 0 {
 		t.Fatalf("a closed ledger scored: %v %v", err, l.raw())
 	}
 	l.open.Store(true)
@@ -84,8 +84,8 @@ func TestLedgerAddsConcurrentlyAndOnlyWhenOpen(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 1000 {
-				_ = l.add(g, "get", 1)
-				_ = l.add(-g, "post", 1)
+				_, _ = l.add(g, "get", 1)
+				_, _ = l.add(-g, "post", 1)
 			}
 		}()
 	}
@@ -93,7 +93,10 @@ func TestLedgerAddsConcurrentlyAndOnlyWhenOpen(t *testing.T) {
 	if c := l.counts(); c["get"] != 8000 || c["post"] != 8000 || l.raw() != 8000+5*8000 {
 		t.Errorf("counts %v raw %v", c, l.raw())
 	}
-	if err := l.add(0, "nope", 1); err == nil || AsError(err).Class != ClassInternal {
+	if p, err := l.add(0, "post", 2); err != nil || p != 10 {
+		t.Errorf("two posts earned %v (%v), want 10", p, err)
+	}
+	if _, err := l.add(0, "nope", 1); err == nil || AsError(err).Class != ClassInternal {
 		t.Errorf("an undeclared tag was not an internal error: %v", err)
 	}
 }

@@ -45,25 +45,25 @@ func newLedger(weights map[string]float64) *ledger {
 }
 
 // add counts a tag n times, or, for n = 0, one action that earned nothing
-// (its answer came from the user's cache); it fails only for a tag the
-// scenario did not declare.
-func (l *ledger) add(hint int, tag string, n int64) error {
+// (its answer came from the user's cache), and returns the raw points it
+// earned; it fails only for a tag the scenario did not declare.
+func (l *ledger) add(hint int, tag string, n int64) (float64, error) {
 	i, ok := l.index[tag]
 	if !ok {
-		return Internalf("score-tag", "score tag %q has no weight in the scenario's rules", tag)
+		return 0, Internalf("score-tag", "score tag %q has no weight in the scenario's rules", tag)
 	}
 	if !l.open.Load() {
-		return nil
+		return 0, nil
 	}
 	if n == 0 {
 		l.cached.Add(1)
-		return nil
+		return 0, nil
 	}
 	if hint < 0 {
 		hint = -hint
 	}
 	l.shards[hint%len(l.shards)].counts[i].Add(n)
-	return nil
+	return float64(n) * l.weights[i], nil
 }
 
 // counts returns the count of every declared tag.

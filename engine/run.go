@@ -270,8 +270,11 @@ func (r *Run) Score(hint int, tag string, res *Response) {
 	case res.FromCache:
 		n = 0
 	}
-	if err := r.led.add(hint, tag, n); err != nil {
+	points, err := r.led.add(hint, tag, n)
+	if err != nil {
 		r.Error(err)
+	} else if points > 0 {
+		r.st.scored(points)
 	}
 }
 
