@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/report"
 	"github.com/tunecon/tunecon/kit"
 )
 
@@ -82,7 +84,21 @@ func runBench(ctx context.Context, p kit.Problem, target *url.URL, bf benchFlags
 			return 0, err
 		}
 	}
+	if bf.report != "" {
+		if err := writeReport(bf.report, results[len(results)-1]); err != nil {
+			return 0, err
+		}
+	}
 	return rep.Outcome().ExitStatus(), nil
+}
+
+// writeReport writes a run's HTML report (--report).
+func writeReport(path string, res *engine.Result) error {
+	var b bytes.Buffer
+	if err := report.Write(&b, res, report.Options{}); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b.Bytes(), 0o644)
 }
 
 func writeJSON(path string, v any) error {

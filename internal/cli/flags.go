@@ -91,6 +91,7 @@ type benchFlags struct {
 	seedSet  bool
 	seedStep uint64
 	json     string
+	report   string
 	repeat   int
 	staffLog string
 	progress string
@@ -107,6 +108,7 @@ func (b *benchFlags) register(fs *flag.FlagSet) {
 	})
 	fs.Uint64Var(&b.seedStep, "seed-step", 0, "with --repeat: run i uses seed + i × this (0: every run the same seed)")
 	fs.StringVar(&b.json, "json", "", "write the result as JSON to this file")
+	fs.StringVar(&b.report, "report", "", "write the run as one self-contained HTML page, its charts included, to this file (with --repeat: the last run)")
 	fs.IntVar(&b.repeat, "repeat", 1, "run this many times and report the score's mean, stdev and CV")
 	fs.StringVar(&b.staffLog, "staff-log", "", "write error details and load decisions to this file ('-' for stderr)")
 	fs.StringVar(&b.progress, "progress", progressAuto,
