@@ -15,6 +15,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -69,8 +70,9 @@ const (
 // Charts returns a run's charts, none when its load has no timeline.
 func Charts(res *engine.Result, opts Options) []Chart {
 	tl := res.Timeline
-	if len(tl) == 0 {
-		return nil
+	loaded := slices.ContainsFunc(res.Phases, func(p engine.PhaseResult) bool { return p.Name == engine.PhaseLoad })
+	if len(tl) == 0 || !loaded {
+		return nil // a run that never reached its load
 	}
 	start := LoadStart(res)
 	freeze := math.NaN()
