@@ -2,12 +2,16 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
+	"html/template"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/report"
 )
 
 // A team's benchmarks: enqueueing one, the list, and a job's page.
@@ -61,30 +65,110 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	if err != nil {
 		return err
 	}
-	return s.render(w, r, http.StatusOK, "job", v, newJobView(j, s.live.position(j.ID)))
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	pos := s.live.position(j.ID)
+	data := newJobView(j, pos)
+	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
+	if err := data.chart(c.FreezesAt); err != nil {
+		return err
+	}
+	if j.State.Final() {
+		if data.Enqueue, err = s.enqueueState(r, v, c); err != nil {
+			return err
+		}
+	}
+	return s.render(w, r, http.StatusOK, "job", v, data)
 }
 
-// jobView is what the job pages show: the job, its place in the queue,
-// and the summary of the engine's result (its verdict, scores, errors,
-// per-endpoint table and messages; never the staff log, which the result
-// does not hold). Staff's page adds the team and the attempts.
+// jobView is what the job pages show: the job, its place in the queue and
+// its times, and its result: the verdict, why it failed (said once), the
+// run's charts and the summary of the engine's result (its scores, errors,
+// per-endpoint table; never the staff log, which the result does not
+// hold). The team's page adds whether it may enqueue again; staff's the
+// team and the attempts.
 type jobView struct {
 	layout
-	Job      portal.Job
-	Position int
-	Summary  string
-	Team     portal.Team
-	Attempts []portal.Attempt
+	Job         portal.Job
+	Position    int
+	Times       jobTimes
+	Now         time.Time // the server's clock, for the page's own count
+	FailReasons []string
+	Messages    []string // the job's messages less its reasons to fail
+	Charts      template.HTML
+	Summary     string
+	Enqueue     enqueueState
+	Team        portal.Team
+	Attempts    []portal.Attempt
+	result      *engine.Result
 }
 
 func newJobView(j portal.Job, position int) *jobView {
-	data := &jobView{Job: j, Position: position}
-	if len(j.Result) > 0 {
-		var res engine.Result
-		var b strings.Builder
-		if err := json.Unmarshal(j.Result, &res); err == nil && res.WriteSummary(&b) == nil {
-			data.Summary = b.String()
-		}
+	data := &jobView{Job: j, Position: position, Messages: j.Messages}
+	if len(j.Result) == 0 {
+		return data
+	}
+	var res engine.Result
+	if err := json.Unmarshal(j.Result, &res); err != nil {
+		return data
+	}
+	data.result, data.FailReasons, data.Messages = &res, res.FailReasons, res.Messages
+	// The reasons and the messages are on the page above the summary:
+	// it does not say them again.
+	brief := res
+	brief.FailReasons, brief.Messages = nil, nil
+	var b strings.Builder
+	if brief.WriteSummary(&b) == nil {
+		data.Summary = b.String()
 	}
 	return data
+}
+
+// chart draws the run's charts, the contest's freeze marked.
+func (d *jobView) chart(freeze time.Time) (err error) {
+	if d.result != nil {
+		d.Charts, err = report.HTML(d.result, report.Options{Freeze: freeze})
+	}
+	return err
+}
+
+// enqueueState is whether the viewer's team may enqueue a benchmark now,
+// and if not, why; and its job in the queue or running, if any.
+type enqueueState struct {
+	OK       bool
+	Why      string
+	Active   *portal.Job
+	Position int
+}
+
+// enqueueState reads what enqueueing depends on: the contest's state for
+// the team, its target, its disqualification and its active job. (The
+// queue checks them again when a job is enqueued.)
+func (s *Server) enqueueState(r *http.Request, v viewer, c portal.Contest) (enqueueState, error) {
+	var e enqueueState
+	t, err := s.store.Team(r.Context(), v.TeamID)
+	if err != nil {
+		return e, err
+	}
+	if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
+		j = j.ForContestant()
+		e.Active, e.Position = &j, s.live.position(j.ID)
+	} else if portal.ErrorCode(err) != portal.CodeNotFound {
+		return e, err
+	}
+	switch phase := c.Phase(s.cfg.Now(), t.ExtraTime); {
+	case t.Disqualified:
+		e.Why = "your team is disqualified"
+	case phase != portal.PhaseRunning:
+		e.Why = "the contest is " + string(phase)
+	case t.Target == "":
+		e.Why = "your team has no target yet"
+	case e.Active != nil:
+		e.Why = fmt.Sprintf("job #%d is %s", e.Active.ID, e.Active.State)
+	default:
+		e.OK = true
+	}
+	return e, nil
 }

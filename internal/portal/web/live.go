@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
 )
@@ -43,6 +45,7 @@ type live struct {
 	positions map[int64]int
 	boardKey  string
 	boards    *boards // what the leaderboard pages show, built once per change
+	pace      pace
 
 	// first serializes the builds of the boards asked for before the
 	// loop's first read: hundreds of browsers at the start build them once.
@@ -238,20 +241,33 @@ func (l *live) refresh(ctx context.Context) error {
 		return err
 	}
 	l.mu.Lock()
-	b := l.boards
+	b, p := l.boards, l.pace
 	l.mu.Unlock()
-	if b == nil || b.key != key {
+	rebuilt := b == nil || b.key != key
+	if rebuilt {
 		if b, err = l.buildBoards(ctx, key, c); err != nil {
 			return err
 		}
 	}
+	// The typical job's time changes when a job ends, as the boards do.
+	if rebuilt || p.typical == 0 {
+		times, err := l.store.RecentJobTimes(ctx, paceJobs)
+		if err != nil {
+			return err
+		}
+		p.typical = typicalJob(times, c)
+	}
+	p.running = 0
 	jobs := make(map[int64]portal.Job, len(active))
 	for _, j := range active {
 		jobs[j.ID] = j.ForContestant()
+		if j.State == portal.JobRunning {
+			p.running++
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.jobs, l.positions, l.boards, l.boardKey, l.loaded = jobs, positions, b, key, true
+	l.jobs, l.positions, l.boards, l.boardKey, l.pace, l.loaded = jobs, positions, b, key, p, true
 	close(l.tick)
 	l.tick = make(chan struct{})
 	return nil
@@ -270,6 +286,93 @@ func (l *live) job(id int64) (portal.Job, bool) {
 	defer l.mu.Unlock()
 	j, ok := l.jobs[id]
 	return j, ok && l.loaded
+}
+
+// pace is what the estimates of a job's times are made of: how long a
+// benchmark typically takes (the median of the last paceJobs finished),
+// and how many run at once (while some wait, every worker is busy).
+type pace struct {
+	typical time.Duration
+	running int
+}
+
+// paceJobs is how many recent jobs the typical job's time is taken from.
+const paceJobs = 25
+
+// typicalOverhead is a guess at a job's time besides its load (the checks
+// before and after it, the worker's work), until a job has finished.
+const typicalOverhead = 15 * time.Second
+
+// typicalJob is the median of times, or a guess from the contest's load
+// when there is none.
+func typicalJob(times []time.Duration, c portal.Contest) time.Duration {
+	if len(times) == 0 {
+		return c.Timing().Load + typicalOverhead
+	}
+	sorted := slices.Clone(times)
+	slices.Sort(sorted)
+	return sorted[len(sorted)/2]
+}
+
+// jobTimes are a job's times as its page shows them: for a running job
+// how long it has run and about how long it has left, for a queued one
+// about how long before it starts.
+type jobTimes struct {
+	Started time.Time // zero until it runs
+	Elapsed time.Duration
+	Left    time.Duration
+	Wait    time.Duration // 0: not known (not queued, or no place yet)
+	Typical time.Duration
+}
+
+// times estimates a job's times from its state and place in the queue.
+func (l *live) times(j portal.Job, position int) jobTimes {
+	l.mu.Lock()
+	p := l.pace
+	l.mu.Unlock()
+	if p.typical == 0 {
+		p.typical = typicalOverhead + engine.DefaultLoadDuration
+	}
+	t := jobTimes{Typical: p.typical}
+	switch {
+	case j.State == portal.JobRunning && !j.StartedAt.IsZero():
+		t.Started = j.StartedAt
+		t.Elapsed = max(0, l.now().Sub(j.StartedAt))
+		t.Left = max(0, p.typical-t.Elapsed)
+	case j.State == portal.JobQueued && position > 0:
+		// The jobs ahead leave the queue as many at a time as run now.
+		rounds := (position + max(p.running, 1) - 1) / max(p.running, 1)
+		t.Wait = time.Duration(rounds) * p.typical
+	}
+	return t
+}
+
+// Text says the times as the page shows them (portal.js says them the
+// same way as they move).
+func (t jobTimes) Text() string {
+	switch {
+	case !t.Started.IsZero() && t.Left >= time.Second/2:
+		return clock(t.Elapsed) + " elapsed, about " + clock(t.Left) + " left"
+	case !t.Started.IsZero():
+		return clock(t.Elapsed) + " elapsed, finishing"
+	case t.Wait > 0:
+		return "starts in about " + clock(t.Wait)
+	}
+	return "—"
+}
+
+// event is the times as a progress event carries them.
+func (t jobTimes) event() (started int64, wait, typical float64) {
+	if !t.Started.IsZero() {
+		started = t.Started.UnixMilli()
+	}
+	return started, t.Wait.Seconds(), t.Typical.Seconds()
+}
+
+// clock is a duration as minutes and seconds, 1:05.
+func clock(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
 }
 
 func (l *live) position(id int64) int {
@@ -364,11 +467,17 @@ func (s *stream) wait(ctx context.Context, keep *time.Ticker, next <-chan struct
 type progressEvent struct {
 	State    portal.JobState `json:"state"`
 	Position int             `json:"position"`
-	Phase    string          `json:"phase"`
-	Score    float64         `json:"score"`
-	Requests int64           `json:"requests"`
-	Errors   int64           `json:"errors"`
-	Users    int             `json:"users"`
+	// Started is when the job started (Unix milliseconds, 0 before);
+	// Wait and Typical are jobTimes' (seconds): the page counts the
+	// seconds between events itself.
+	Started  int64   `json:"started"`
+	Wait     float64 `json:"wait_s"`
+	Typical  float64 `json:"typical_s"`
+	Phase    string  `json:"phase"`
+	Score    float64 `json:"score"`
+	Requests int64   `json:"requests"`
+	Errors   int64   `json:"errors"`
+	Users    int     `json:"users"`
 }
 
 // jobEvents streams a job's progress ("progress" events) until it ends
@@ -402,8 +511,10 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request, v viewer) err
 		}
 		if active {
 			p := cur.Progress
-			ev := progressEvent{State: cur.State, Position: s.live.position(j.ID), Phase: p.Phase, Score: p.Score,
+			pos := s.live.position(j.ID)
+			ev := progressEvent{State: cur.State, Position: pos, Phase: p.Phase, Score: p.Score,
 				Requests: p.Requests, Errors: p.Errors, Users: p.Users}
+			ev.Started, ev.Wait, ev.Typical = s.live.times(cur, pos).event()
 			if ev != last || first {
 				if st.send("progress", ev) != nil {
 					return nil

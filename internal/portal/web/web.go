@@ -55,6 +55,7 @@ import (
 
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/report"
 	"github.com/tunecon/tunecon/kit"
 )
 
@@ -192,6 +193,7 @@ func (s *Server) routes() http.Handler {
 	}
 	static, _ := fs.Sub(files, "static")
 	mux.Handle("GET /static/", http.StripPrefix("/static/", staticFiles(static)))
+	mux.Handle("GET /static/report.css", chartStyles())
 
 	// The read-only JSON API: tokens, not sessions (api.go).
 	mux.Handle("GET /api/v1/leaderboard", s.api(false, s.apiLeaderboard))
@@ -333,6 +335,16 @@ func headers(next http.Handler) http.Handler {
 		h.Set("X-Frame-Options", "DENY")
 		h.Set("Referrer-Policy", "same-origin")
 		next.ServeHTTP(w, r)
+	})
+}
+
+// chartStyles serves the style sheet of a run's charts (internal/report's).
+func chartStyles() http.Handler {
+	css := []byte(report.ChartCSS())
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		w.Header().Set("Cache-Control", "public, max-age=3600")
+		_, _ = w.Write(css)
 	})
 }
 

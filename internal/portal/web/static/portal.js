@@ -2,9 +2,36 @@
 // Every page works without this script; it only keeps them current.
 "use strict";
 
+// A job's times, counted each second between events from the server's
+// clock (data-now, when the page was served): how long it has run and
+// about how long it has left, or about how long before it starts. The
+// server says them the same way (jobTimes.Text).
+function jobTimes(el, bar, served) {
+  const skew = served > 0 ? served - Date.now() : 0;
+  const clock = (s) => {
+    s = Math.max(0, Math.round(s));
+    return Math.floor(s / 60) + ":" + String(s % 60).padStart(2, "0");
+  };
+  const show = () => {
+    const started = +el.dataset.started, typical = +el.dataset.typical, wait = +el.dataset.wait;
+    if (started > 0) {
+      const elapsed = (Date.now() + skew - started) / 1000, left = typical - elapsed;
+      el.textContent = clock(elapsed) + " elapsed, " + (left >= 0.5 ? "about " + clock(left) + " left" : "finishing");
+      if (bar) { bar.hidden = false; bar.max = typical; bar.value = Math.min(elapsed, typical); }
+    } else {
+      el.textContent = wait > 0 ? "starts in about " + clock(wait) : "—";
+    }
+  };
+  show();
+  setInterval(show, 1000);
+  return show;
+}
+
 // A running job's page: fill each data-field from "progress" events, and
 // load the page again when the job is done (it then shows the result).
 function watchJob(el) {
+  const time = document.getElementById("job-time");
+  const showTime = time ? jobTimes(time, document.getElementById("job-bar"), +el.dataset.now) : null;
   const es = new EventSource(el.dataset.live);
   es.addEventListener("progress", (e) => {
     const p = JSON.parse(e.data);
@@ -13,6 +40,10 @@ function watchJob(el) {
       if (dd.dataset.field === "score") v = Math.round(v);
       if (dd.dataset.field === "position" && !v) v = "—";
       dd.textContent = String(v);
+    }
+    if (showTime) {
+      Object.assign(time.dataset, { started: p.started, wait: p.wait_s, typical: p.typical_s });
+      showTime();
     }
   });
   es.addEventListener("done", () => { es.close(); location.reload(); });

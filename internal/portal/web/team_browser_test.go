@@ -1,0 +1,153 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit/apptest/servers"
+)
+
+// The sizes every page a team uses is checked at: a desktop's window and a
+// phone's.
+var sizes = [][2]int64{{1280, 900}, {390, 844}}
+
+// fitsJS lists what does not fit the viewport's width: the page scrolling
+// sideways, or an element reaching past its right edge.
+const fitsJS = `(() => {
+  const vw = document.documentElement.clientWidth, out = [];
+  if (document.documentElement.scrollWidth > vw) out.push('the page: ' + document.documentElement.scrollWidth + ' px');
+  for (const el of document.querySelectorAll('body *')) {
+    const r = el.getBoundingClientRect();
+    if (r.width > 0 && r.right > vw + 0.5) out.push(el.tagName.toLowerCase() + '.' + el.className + ' to ' + Math.round(r.right) + ' px');
+  }
+  return out;
+})()`
+
+// fits checks the page at each size, with a screenshot of each as
+// build/screenshots/team-NAME-WIDTH.png.
+func fits(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	for _, size := range sizes {
+		var wide []string
+		err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1]),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
+				wide, err = chromedp.Evaluate[[]string](fitsJS)(ctx, tg)
+				return err
+			}),
+			screenshot("team-"+name+"-"+strconv.FormatInt(size[0], 10)))
+		if err != nil {
+			t.Fatalf("%s at %d px: %v", name, size[0], err)
+		}
+		if len(wide) > 0 {
+			t.Errorf("%s at %d px: wider than the screen: %v", name, size[0], wide)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(sizes[0][0], sizes[0][1])); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jobID reads the job's id from the page's address.
+func jobID(t *testing.T, ctx context.Context) int64 {
+	t.Helper()
+	loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.pathname`))
+	id, err2 := strconv.ParseInt(strings.TrimPrefix(loc, "/jobs/"), 10, 64)
+	if err != nil || err2 != nil {
+		t.Fatalf("the job page's address %q: %v %v", loc, err, err2)
+	}
+	return id
+}
+
+// TestJobPageInABrowser: a team enqueues and watches its job run, with
+// its time elapsed and left counting; the result shows the run's charts
+// drawn from the stored result, and "Enqueue again", which queues the next
+// job; that one fails (the target is gone) and says why once. Each page
+// fits a desktop and a phone.
+func TestJobPageInABrowser(t *testing.T) {
+	path, err := servers.Chromium()
+	servers.Require(t, err)
+	st, target := contestSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	b := browser(t, ctx, path)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	must("a team enqueues", chromedp.Do(b,
+		chromedp.Navigate(st.url+"/signup"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
+		chromedp.Click(css(`form[action="/signup"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
+		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "charts"),
+		chromedp.Click(css(`form[action="/team"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
+		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
+		chromedp.Click(css(`form[action="/team/target"] button`)),
+		chromedp.WaitVisible(css(`p.target code`)),
+		chromedp.Navigate(st.url+"/"),
+		chromedp.Click(css(`form[action="/jobs"] button`)),
+		chromedp.WaitVisible(css(`dl.progress`)),
+	))
+	must("the job runs, its time counting", chromedp.Do(b,
+		until(`/^0:0[1-9] elapsed, (about \d+:\d\d left|finishing)$/.test(document.getElementById('job-time')?.textContent)
+			&& !document.getElementById('job-bar').hidden`, 45*time.Second)))
+	fits(t, b, "job-running")
+	must("the result", chromedp.Do(b, chromedp.WaitVisible(css(`p.verdict`))))
+	fits(t, b, "job-result")
+	id := jobID(t, b)
+	j, err := st.store.Job(ctx, id)
+	must("the stored job", err)
+	var res engine.Result
+	must("its result", json.Unmarshal(j.Result, &res))
+	var want []string
+	for _, s := range res.Timeline {
+		want = append(want, strconv.FormatInt(s.Requests, 10))
+	}
+	drawn, err := chromedp.Run(b, chromedp.Evaluate[[]string](
+		`[document.querySelectorAll('svg.run-chart').length + '',
+		  document.querySelector('svg[data-chart=requests] path[data-series="requests/s"]').dataset.values,
+		  document.querySelector('svg[data-chart=requests]').getBoundingClientRect().width + '',
+		  document.querySelectorAll('.fail-reasons').length + '']`))
+	must("the charts", err)
+	if drawn[0] != "5" || drawn[1] != strings.Join(want, " ") || drawn[2] == "0" || drawn[3] != "0" {
+		t.Errorf("the result's page: %v; want 5 charts, requests %v, no reasons to fail", drawn, want)
+	}
+
+	// The target goes away; enqueue again: that job fails, and says why
+	// once.
+	must("enqueue again", chromedp.Do(b,
+		chromedp.Navigate(st.url+"/team"),
+		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), "http://127.0.0.1:1/"),
+		submit(`form[action="/team/target"] button`),
+		chromedp.Navigate(st.url+"/jobs/"+strconv.FormatInt(id, 10)),
+		submit(`form.again button:not([disabled])`),
+		chromedp.WaitVisible(css(`p.verdict`)),
+	))
+	fits(t, b, "job-failed")
+	failed, err := st.store.Job(ctx, jobID(t, b))
+	must("the failed job", err)
+	var fres engine.Result
+	must("its result", json.Unmarshal(failed.Result, &fres))
+	if len(fres.FailReasons) == 0 {
+		t.Fatalf("the job on a dead target did not fail: %s", failed.Result)
+	}
+	body, err := text(b, `main`)
+	must("the page", err)
+	if n := strings.Count(body, fres.FailReasons[0]); n != 1 {
+		t.Errorf("the reason %q is said %d times:\n%s", fres.FailReasons[0], n, body)
+	}
+	if again, err := chromedp.Run(b, chromedp.Evaluate[bool](`!!document.querySelector('form.again button:not([disabled])')`)); err != nil || !again {
+		t.Errorf("no enabled \"Enqueue again\" on the failed job's page (%v)", err)
+	}
+}
