@@ -76,7 +76,11 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 		return err
 	}
 	if j.State.Final() {
-		if data.Enqueue, err = s.enqueueState(r, v, c); err != nil {
+		t, err := s.store.Team(r.Context(), v.TeamID)
+		if err != nil {
+			return err
+		}
+		if data.Enqueue, err = s.enqueueState(r, t, c); err != nil {
 			return err
 		}
 	}
@@ -143,16 +147,12 @@ type enqueueState struct {
 	Position int
 }
 
-// enqueueState reads what enqueueing depends on: the contest's state for
-// the team, its target, its disqualification and its active job. (The
+// enqueueState reads what enqueueing depends on for team t: the contest's
+// state for it, its target, its disqualification and its active job. (The
 // queue checks them again when a job is enqueued.)
-func (s *Server) enqueueState(r *http.Request, v viewer, c portal.Contest) (enqueueState, error) {
+func (s *Server) enqueueState(r *http.Request, t portal.Team, c portal.Contest) (enqueueState, error) {
 	var e enqueueState
-	t, err := s.store.Team(r.Context(), v.TeamID)
-	if err != nil {
-		return e, err
-	}
-	if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
+	if j, err := s.store.ActiveJob(r.Context(), t.ID); err == nil {
 		j = j.ForContestant()
 		e.Active, e.Position = &j, s.live.position(j.ID)
 	} else if portal.ErrorCode(err) != portal.CodeNotFound {

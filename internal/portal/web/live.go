@@ -46,6 +46,7 @@ type live struct {
 	boardKey  string
 	boards    *boards // what the leaderboard pages show, built once per change
 	pace      pace
+	timeline  portal.Timeline // the contest's, for every page's countdown
 
 	// first serializes the builds of the boards asked for before the
 	// loop's first read: hundreds of browsers at the start build them once.
@@ -268,6 +269,7 @@ func (l *live) refresh(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.jobs, l.positions, l.boards, l.boardKey, l.pace, l.loaded = jobs, positions, b, key, p, true
+	l.timeline = c.Timeline
 	close(l.tick)
 	l.tick = make(chan struct{})
 	return nil
@@ -373,6 +375,54 @@ func (t jobTimes) event() (started int64, wait, typical float64) {
 func clock(d time.Duration) string {
 	s := int64(d.Round(time.Second) / time.Second)
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+// upcoming is the contest's next event after now, as last read (nil when
+// none is set ahead).
+func (l *live) upcoming(now time.Time) *nextEvent {
+	l.mu.Lock()
+	t := l.timeline
+	l.mu.Unlock()
+	for _, e := range portal.Events() {
+		at, _ := t.At(e)
+		if at.After(now) {
+			return &nextEvent{What: eventName(e), At: *at, In: at.Sub(now)}
+		}
+	}
+	return nil
+}
+
+// nextEvent is the countdown in every page's header.
+type nextEvent struct {
+	What string
+	At   time.Time
+	In   time.Duration
+}
+
+// eventName says what an event of the timeline is, in the countdown.
+func eventName(e portal.Event) string {
+	switch e {
+	case portal.EventRegistration:
+		return "Registration opens"
+	case portal.EventStart:
+		return "The contest starts"
+	case portal.EventFreeze:
+		return "The board freezes"
+	case portal.EventEnd:
+		return "The contest ends"
+	}
+	return "The final board is out"
+}
+
+// Countdown is the time left as the header shows it: 2d 03:04:05, or
+// 03:04:05 within a day (portal.js counts it down the same way).
+func (n nextEvent) Countdown() string {
+	s := int64(n.In.Round(time.Second) / time.Second)
+	hms := fmt.Sprintf("%02d:%02d:%02d", s/3600%24, s/60%60, s%60)
+	if d := s / 86400; d > 0 {
+		return fmt.Sprintf("%dd %s", d, hms)
+	}
+	return hms
 }
 
 func (l *live) position(id int64) int {

@@ -33,9 +33,66 @@ type contestView struct {
 	Team      *portal.Team
 	TeamState portal.Phase
 	TeamEnd   time.Time
-	Active    *portal.Job
-	Position  int
+	// The team's dashboard: its standing, whether it may enqueue (and its
+	// active job, with its times), and its last jobs.
+	Standing *standingView
+	Enqueue  enqueueState
+	Times    jobTimes
+	Now      time.Time
+	Recent   []portal.Job
 	announcementsView
+}
+
+// standingView is a team's line on the board it sees (frozen during a
+// freeze), the number of teams on it, its rank in its bracket, and during a
+// freeze its own live line, which only the team sees.
+type standingView struct {
+	portal.Standing
+	Teams                     int
+	BracketRank, BracketTeams int
+	Frozen                    bool
+	Live                      *portal.Standing
+}
+
+// DashboardJobs is how many of its last jobs a team's dashboard lists.
+const DashboardJobs = 5
+
+// dashboard reads what the contest page shows a team: its standing, its
+// active job or whether it may enqueue, and its last jobs.
+func (s *Server) dashboard(r *http.Request, c portal.Contest, t portal.Team, data *contestView) error {
+	var err error
+	if data.Enqueue, err = s.enqueueState(r, t, c); err != nil {
+		return err
+	}
+	if j := data.Enqueue.Active; j != nil {
+		data.Times, data.Now = s.live.times(*j, data.Enqueue.Position), s.cfg.Now()
+	}
+	if data.Recent, err = s.store.RecentTeamJobs(r.Context(), t.ID, DashboardJobs); err != nil {
+		return err
+	}
+	b, err := s.live.current(r.Context())
+	if err != nil {
+		return err
+	}
+	board, err := b.view("", false)
+	if err != nil {
+		return err
+	}
+	sv := &standingView{Standing: portal.Standing{TeamID: t.ID, Team: t.Name}, Teams: len(board.standings), Frozen: b.frozen}
+	if i, ok := board.index[t.ID]; ok {
+		sv.Standing = board.standings[i]
+	}
+	if bv, err := b.view(t.Bracket, false); t.Bracket != "" && err == nil {
+		if i, ok := bv.index[t.ID]; ok {
+			sv.BracketRank = bv.standings[i].Rank
+		}
+		sv.BracketTeams = len(bv.standings)
+	}
+	if own, ok := b.own[t.ID]; ok && b.frozen {
+		sv.Live = &own
+	}
+	data.Standing = sv
+	return nil
 }
 
 func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) error {
@@ -55,10 +112,7 @@ func (s *Server) contestPage(w http.ResponseWriter, r *http.Request, v viewer) e
 			return err
 		}
 		data.Team, data.TeamState, data.TeamEnd = &t, c.Phase(now, t.ExtraTime), c.EndFor(t.ExtraTime)
-		if j, err := s.store.ActiveJob(r.Context(), v.TeamID); err == nil {
-			j = j.ForContestant()
-			data.Active, data.Position = &j, s.live.position(j.ID)
-		} else if portal.ErrorCode(err) != portal.CodeNotFound {
+		if err := s.dashboard(r, c, t, data); err != nil {
 			return err
 		}
 	}

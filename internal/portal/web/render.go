@@ -72,8 +72,9 @@ func (s *Server) told(w http.ResponseWriter, r *http.Request, err error) (code i
 // layout is what every page's layout shows: who is viewing it and the
 // viewer's notices. Each page's view embeds it; render fills it.
 type layout struct {
-	Viewer viewer
-	Notice notice
+	Viewer   viewer
+	Notice   notice
+	Upcoming *nextEvent // the contest's next event (nil: none ahead)
 }
 
 func (l *layout) base() *layout { return l }
@@ -90,7 +91,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, code int, page s
 	if !ok {
 		panic("web: no page " + page)
 	}
-	*data.base() = layout{Viewer: v, Notice: s.noticeFor(r, v)}
+	*data.base() = layout{Viewer: v, Notice: s.noticeFor(r, v), Upcoming: s.live.upcoming(s.cfg.Now())}
 	var b strings.Builder
 	if err := t.ExecuteTemplate(&b, "layout", data); err != nil {
 		s.cfg.Logger.Error("rendering a page", "page", page, "err", err)

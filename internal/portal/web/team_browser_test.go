@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -150,4 +152,109 @@ func TestJobPageInABrowser(t *testing.T) {
 	if again, err := chromedp.Run(b, chromedp.Evaluate[bool](`!!document.querySelector('form.again button:not([disabled])')`)); err != nil || !again {
 		t.Errorf("no enabled \"Enqueue again\" on the failed job's page (%v)", err)
 	}
+}
+
+// TestDashboardInABrowser: a team's contest page is its dashboard. Its
+// header counts down to the board's freeze, in UTC and the viewer's own
+// time; the team sees its rank, score and bracket, enqueues from the
+// page and watches its job there; when the job ends the page shows the
+// rank and the job's verdict, and when another team's job ends the
+// standing is read again without a reload. Each state fits a desktop and
+// a phone.
+func TestDashboardInABrowser(t *testing.T) {
+	path, err := servers.Chromium()
+	servers.Require(t, err)
+	st, target := contestSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := st.store.Contest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	c.StartsAt, c.FreezesAt, c.EndsAt = now.Add(-time.Hour), now.Add(90*time.Minute), now.Add(2*time.Hour)
+	c.Settings.Brackets = []string{"open", "student"}
+	if err := st.store.SetContest(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	b := browser(t, ctx, path)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	must("a team with a target", chromedp.Do(b,
+		chromedp.Navigate(st.url+"/signup"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
+		chromedp.Click(css(`form[action="/signup"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
+		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "dash"),
+		chromedp.SetValue(css(`form[action="/team"] select[name=bracket]`), "student"),
+		chromedp.Click(css(`form[action="/team"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
+		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
+		chromedp.Click(css(`form[action="/team/target"] button`)),
+		chromedp.WaitVisible(css(`p.target code`)),
+		chromedp.Navigate(st.url+"/"),
+		until(`/^The board freezes in 01:[23]\d:\d\d, at .* UTC \(.*\d\d:\d\d your time\)$/.test(document.getElementById('countdown')?.textContent)`, 5*time.Second),
+	))
+	head, err := text(b, `#countdown`)
+	must("the countdown", err)
+	if want := c.FreezesAt.UTC().Format("15:04 UTC"); !strings.Contains(head, want) {
+		t.Errorf("the countdown %q does not say %q", head, want)
+	}
+	// Every page has the countdown, those whose views have fields of
+	// their own (the sign-in page's Next) too.
+	for _, page := range []string{"/login", "/signup", "/leaderboard", "/announcements"} {
+		if resp, body := st.do(st.client(), http.MethodGet, page, nil, nil); resp.StatusCode != http.StatusOK ||
+			!strings.Contains(body, `id="countdown"`) {
+			t.Errorf("%s: %d, countdown %v", page, resp.StatusCode, strings.Contains(body, `id="countdown"`))
+		}
+	}
+	dash, err := text(b, `#dashboard`)
+	must("the dashboard", err)
+	for _, want := range []string{"Team dash student", "of 1 teams; — of 1 in student", "Enqueue a benchmark", "No benchmarks yet."} {
+		if !strings.Contains(strings.Join(strings.Fields(dash), " "), want) {
+			t.Errorf("the dashboard lacks %q:\n%s", want, dash)
+		}
+	}
+	fits(t, b, "dashboard-before")
+	must("enqueue from the dashboard, and watch it there", chromedp.Do(b,
+		submit(`#enqueue form button:not([disabled])`),
+		chromedp.Navigate(st.url+"/"),
+		until(`/elapsed/.test(document.getElementById('job-time')?.textContent)`, 45*time.Second),
+	))
+	fits(t, b, "dashboard-running")
+	must("the job ends", chromedp.Do(b,
+		// The page loads again when the job ends: marked before, not after
+		// (unless it has already).
+		chromedp.Evaluate[chromedp.Void](`if (document.getElementById('job-time')) document.body.dataset.before = 'done'`),
+		chromedp.WaitVisible(css(`body:not([data-before]) #recent-jobs`)),
+		until(`document.querySelector('[data-standing=rank]')?.textContent === '1' &&
+			document.querySelector('#recent-jobs tbody tr td:nth-child(2)')?.textContent === 'passed' &&
+			!!document.querySelector('#enqueue form button:not([disabled])')`, 5*time.Second),
+		chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`),
+	))
+	fits(t, b, "dashboard-after")
+
+	// Another team's job ends: the standing is read again, in place.
+	bob := st.client()
+	for _, step := range []struct {
+		path string
+		form url.Values
+	}{
+		{"/signup", url.Values{"login": {"bob"}, "password": {"bob-password"}}},
+		{"/team", url.Values{"name": {"other"}, "bracket": {"open"}}},
+		{"/team/target", url.Values{"target": {target}}},
+		{"/jobs", url.Values{}},
+	} {
+		if resp := st.post(bob, step.path, step.form, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("bob's %s: %d", step.path, resp.StatusCode)
+		}
+	}
+	must("the standing follows", chromedp.Do(b,
+		until(`window.sameLoad && +document.body.dataset.standingUpdates > 0 &&
+			/of 2 teams/.test(document.getElementById('standing').textContent)`, 45*time.Second)))
 }

@@ -215,12 +215,61 @@ function watchNotices() {
   });
 }
 
+// The team's dashboard: its standing and last jobs are read again from
+// the page's own address each time the board changes (a job ended
+// somewhere), or, during a freeze, the team's own line does; the first
+// board, which the page already shows, is skipped.
+function watchStanding(el) {
+  const es = new EventSource(el.dataset.live);
+  let first = true;
+  const reread = async () => {
+    const res = await fetch(location.pathname, { credentials: "same-origin" });
+    if (!res.ok) return;
+    const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+    for (const id of ["standing", "recent-jobs"]) {
+      const fresh = doc.getElementById(id), cur = document.getElementById(id);
+      if (fresh && cur) cur.replaceWith(document.importNode(fresh, true));
+    }
+    document.body.dataset.standingUpdates = String((+document.body.dataset.standingUpdates || 0) + 1);
+  };
+  es.addEventListener("board", () => { if (first) first = false; else reread(); });
+  es.addEventListener("own", () => reread());
+}
+
+// The countdown in every page's header: the time left to the contest's
+// next event (from the server's clock: data-in, when the page was served),
+// and that event's time in the viewer's own time zone. The dashboard,
+// left alone, loads again when the event comes: its buttons follow it.
+function countdown(el) {
+  const end = Date.now() + (+el.dataset.in);
+  const local = el.querySelector("[data-local]");
+  if (local) {
+    const at = new Date(+el.dataset.at);
+    local.textContent = " (" + at.toLocaleString([], { weekday: "short", hour: "2-digit", minute: "2-digit", hourCycle: "h23" }) + " your time)";
+  }
+  const out = el.querySelector("[data-countdown]");
+  const pad = (n) => String(n).padStart(2, "0");
+  const timer = setInterval(() => {
+    const s = Math.max(0, Math.round((end - Date.now()) / 1000));
+    const hms = pad(Math.floor(s / 3600) % 24) + ":" + pad(Math.floor(s / 60) % 60) + ":" + pad(s % 60);
+    out.textContent = s >= 86400 ? Math.floor(s / 86400) + "d " + hms : hms;
+    if (s > 0) return;
+    clearInterval(timer);
+    const busy = document.activeElement && document.activeElement.matches("input, textarea, select");
+    if (location.pathname === "/" && !busy) setTimeout(() => location.reload(), 1500);
+  }, 1000);
+}
+
 document.addEventListener("DOMContentLoaded", () => {
+  const clock = document.getElementById("countdown");
+  if (clock) countdown(clock);
   const chartEl = document.getElementById("chart");
   if (chartEl) drawChart(chartEl);
   if (!window.EventSource) return;
   const job = document.querySelector("dl.progress[data-live]");
   if (job) watchJob(job);
+  const standing = document.querySelector("#standing[data-live]");
+  if (standing) watchStanding(standing);
   const board = document.querySelector("table.board[data-live]");
   if (board) watchBoard(board, () => { if (chartEl) drawChart(chartEl); });
   watchNotices();
