@@ -726,6 +726,10 @@ func (n *notices) current() (store.NoticeChanges, bool, <-chan struct{}) {
 type notice struct {
 	Unread     int
 	Unanswered int
+	// Answered counts a team member's team's answered questions: the
+	// page's script shows how many of them this browser has not seen on
+	// the clarifications page (it keeps the count it saw there).
+	Answered int
 }
 
 // noticeFor counts the viewer's notices; a failure is logged and shows
@@ -735,13 +739,17 @@ func (s *Server) noticeFor(r *http.Request, v viewer) notice {
 		return notice{}
 	}
 	n, err := s.store.NoticesFor(r.Context(), v.ID, v.Admin())
+	answered := 0
+	if err == nil && v.TeamID != 0 && !v.Admin() {
+		answered, err = s.store.AnsweredFor(r.Context(), v.TeamID)
+	}
 	if err != nil {
 		if r.Context().Err() == nil {
 			s.cfg.Logger.Warn("counting a viewer's notices", "account", v.ID, "err", err)
 		}
 		return notice{}
 	}
-	return notice{Unread: n.Unread, Unanswered: n.Unanswered}
+	return notice{Unread: n.Unread, Unanswered: n.Unanswered, Answered: answered}
 }
 
 // seen is whose clarifications the viewer sees: staff every one, a team
@@ -756,6 +764,7 @@ type noticeEvent struct {
 	Latest         int64  `json:"latest"`
 	Unread         int    `json:"unread"`
 	Unanswered     int    `json:"unanswered"`
+	Answered       int    `json:"answered"` // a team member's (notice.Answered)
 	Clarifications string `json:"clarifications,omitempty"`
 }
 
@@ -807,6 +816,11 @@ func (s *Server) noticeEventFor(ctx context.Context, v viewer) (noticeEvent, err
 		return ev, err
 	}
 	ev.Unread, ev.Unanswered = n.Unread, n.Unanswered
+	if v.TeamID != 0 && !v.Admin() {
+		if ev.Answered, err = s.store.AnsweredFor(ctx, v.TeamID); err != nil {
+			return ev, err
+		}
+	}
 	ev.Clarifications, err = s.store.ClarificationsKey(ctx, seen(v))
 	return ev, err
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
 	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
@@ -257,4 +259,59 @@ func TestDashboardInABrowser(t *testing.T) {
 	must("the standing follows", chromedp.Do(b,
 		until(`window.sameLoad && +document.body.dataset.standingUpdates > 0 &&
 			/of 2 teams/.test(document.getElementById('standing').textContent)`, 45*time.Second)))
+}
+
+// TestAnsweredBadgeInABrowser: when staff answer a team's question, the
+// team's open page (here its dashboard) shows a badge on "Clarifications"
+// and a notice, without a reload; reading the clarifications page clears
+// both, and they stay cleared on the next page.
+func TestAnsweredBadgeInABrowser(t *testing.T) {
+	path, err := servers.Chromium()
+	servers.Require(t, err)
+	st := liveSite(t, "sqlite:"+t.TempDir()+"/portal.db")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	alice := browser(t, ctx, path)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	const badge = `document.querySelector('nav .badge[data-count=answered-new]')`
+	must("alice signs in", chromedp.Do(alice, signIn(st.url, "alice", "/clarifications")))
+	must("alice asks", chromedp.Do(alice,
+		chromedp.SendKeys(css(`form[action="/clarifications"] textarea[name=question]`), "May we add an index?"),
+		chromedp.Click(css(`form[action="/clarifications"] button`)),
+		chromedp.WaitVisible(css(`#clarifications article.own`))))
+	must("alice opens the contest page", chromedp.Do(alice,
+		chromedp.Navigate(st.url+"/"),
+		chromedp.WaitVisible(css(`#announcements`)),
+		chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`),
+	))
+	if hidden, err := chromedp.Run(alice, chromedp.Evaluate[bool](badge+`.hidden && document.getElementById('answer-banner').hidden`)); err != nil || !hidden {
+		t.Errorf("a badge or a notice before any answer (%v)", err)
+	}
+	root, _, err := st.store.AccountByLogin(ctx, "root")
+	must("the admin", err)
+	qs, err := st.store.Clarifications(ctx, store.Seen{All: true})
+	if err != nil || len(qs) != 1 {
+		t.Fatalf("the question: %v %v", qs, err)
+	}
+	_, err = st.store.AnswerClarification(ctx, portal.ActorOf(root), qs[0].ID, store.Answer{Answer: "Yes."})
+	must("staff answer", err)
+	must("the badge and the notice, live", chromedp.Do(alice,
+		until(badge+`.textContent === '1' && !`+badge+`.hidden && !document.getElementById('answer-banner').hidden &&
+			window.sameLoad === true`, 10*time.Second)))
+	fits(t, alice, "answered")
+	must("alice reads the answer", chromedp.Do(alice,
+		chromedp.Click(css(`#answer-banner a`)),
+		chromedp.WaitVisible(css(`#clarifications article.own blockquote.answer`)),
+		until(badge+`.hidden && document.getElementById('answer-banner').hidden`, 5*time.Second),
+		chromedp.Navigate(st.url+"/"),
+		chromedp.WaitVisible(css(`#announcements`)),
+	))
+	if hidden, err := chromedp.Run(alice, chromedp.Evaluate[bool](badge+`.hidden && document.getElementById('answer-banner').hidden`)); err != nil || !hidden {
+		t.Errorf("the badge or the notice stayed after reading the answer (%v)", err)
+	}
 }

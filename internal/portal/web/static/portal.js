@@ -144,12 +144,38 @@ async function drawChart(el) {
   el.dataset.points = String(times.length);
 }
 
+// A team's answered questions, on every page: the badge and the banner
+// show how many answers this browser has not yet seen on the
+// clarifications page (it keeps the count it saw there); that page marks
+// them seen. It returns what "notices" events call with the new count.
+function answers() {
+  const team = document.body.dataset.team;
+  const badge = document.querySelector(".badge[data-answered]");
+  if (!team || !badge) return null;
+  const key = "tunecon.answered." + team;
+  const store = {
+    get: () => { try { return +(localStorage.getItem(key) || 0); } catch { return 0; } },
+    set: (n) => { try { localStorage.setItem(key, String(n)); } catch { /* kept nowhere */ } },
+  };
+  const show = (answered) => {
+    let seen = store.get();
+    if (location.pathname === "/clarifications" || seen > answered) store.set(seen = answered);
+    const fresh = answered - seen;
+    for (const el of document.querySelectorAll("[data-count=answered-new]")) el.textContent = String(fresh);
+    badge.hidden = !fresh;
+    const banner = document.getElementById("answer-banner");
+    if (banner) banner.hidden = !fresh;
+  };
+  show(+badge.dataset.answered);
+  return show;
+}
+
 // Announcements and clarifications, on every page: "notices" events
 // ({latest, unread, unanswered, clarifications}) set the counts, and when
 // a list on the page shows something older it is read again from the
 // server (the page's own address) and put in place. A list whose forms are
 // being typed in is left alone: a note offers a reload instead.
-function watchNotices() {
+function watchNotices(showAnswers) {
   const es = new EventSource("/notices/events");
   let busy = false, again = false;
   const setCounts = (name, n) => {
@@ -201,6 +227,7 @@ function watchNotices() {
     last = JSON.parse(e.data);
     setCounts("unread", last.unread);
     setCounts("unanswered", last.unanswered);
+    if (showAnswers) showAnswers(last.answered);
     refresh(last);
   });
   // Typing in a live list's form holds its updates back.
@@ -265,6 +292,7 @@ document.addEventListener("DOMContentLoaded", () => {
   if (clock) countdown(clock);
   const chartEl = document.getElementById("chart");
   if (chartEl) drawChart(chartEl);
+  const showAnswers = answers();
   if (!window.EventSource) return;
   const job = document.querySelector("dl.progress[data-live]");
   if (job) watchJob(job);
@@ -272,5 +300,5 @@ document.addEventListener("DOMContentLoaded", () => {
   if (standing) watchStanding(standing);
   const board = document.querySelector("table.board[data-live]");
   if (board) watchBoard(board, () => { if (chartEl) drawChart(chartEl); });
-  watchNotices();
+  watchNotices(showAnswers);
 });
