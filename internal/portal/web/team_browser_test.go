@@ -315,3 +315,69 @@ func TestAnsweredBadgeInABrowser(t *testing.T) {
 		t.Errorf("the badge or the notice stayed after reading the answer (%v)", err)
 	}
 }
+
+// TestLeaderboardChartInABrowser: the leaderboard's chart labels its time
+// axis in 24-hour UTC, its labels apart, and marks the board's freeze;
+// the page fits a desktop and a phone.
+func TestLeaderboardChartInABrowser(t *testing.T) {
+	path, err := servers.Chromium()
+	servers.Require(t, err)
+	st, target := contestSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c, err := st.store.Contest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	// The board freezes while the team's job runs: the team's own line
+	// goes on past it.
+	c.StartsAt, c.FreezesAt, c.EndsAt = now.Add(-time.Hour), now.Add(3*time.Second), now.Add(time.Hour)
+	if err := st.store.SetContest(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	b := browser(t, ctx, path)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	must("a team's job", chromedp.Do(b,
+		chromedp.Navigate(st.url+"/signup"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
+		chromedp.Click(css(`form[action="/signup"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
+		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "lines"),
+		chromedp.Click(css(`form[action="/team"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
+		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
+		chromedp.Click(css(`form[action="/team/target"] button`)),
+		chromedp.WaitVisible(css(`p.target code`)),
+		chromedp.Navigate(st.url+"/"),
+		submit(`#enqueue form button:not([disabled])`),
+		chromedp.WaitVisible(css(`p.verdict`)),
+		chromedp.Navigate(st.url+"/leaderboard"),
+		until(`document.querySelector('#chart .uplot') !== null && !!document.getElementById('chart').dataset.freezeX`, 15*time.Second),
+	))
+	type axis struct {
+		Labels []string  `json:"labels"`
+		Xs     []float64 `json:"xs"`
+	}
+	ax, err := chromedp.Run(b, chromedp.Evaluate[axis](`({labels: chart.axes[0]._values,
+		xs: chart.axes[0]._splits.map((v) => chart.valToPos(v, 'x'))})`))
+	must("the time axis", err)
+	for i, l := range ax.Labels {
+		if len(l) != 5 && len(l) != 8 || l[2] != ':' {
+			t.Errorf("label %q is not HH:MM or HH:MM:SS", l)
+		}
+		if i > 0 && ax.Xs[i]-ax.Xs[i-1] < 70 {
+			t.Errorf("labels %q and %q are %.0f px apart", ax.Labels[i-1], l, ax.Xs[i]-ax.Xs[i-1])
+		}
+	}
+	if len(ax.Labels) == 0 {
+		t.Error("the time axis has no labels")
+	}
+	fits(t, b, "leaderboard")
+}

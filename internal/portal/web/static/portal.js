@@ -104,6 +104,39 @@ function watchBoard(table, changed) {
   });
 }
 
+// utcLabel is a time axis's label: HH:MM in UTC, with seconds when the
+// ticks are less than a minute apart, and the date when a day apart.
+function utcLabel(v, incr) {
+  const iso = new Date(v * 1000).toISOString();
+  if (incr >= 86400) return iso.slice(5, 10);
+  return incr < 60 ? iso.slice(11, 19) : iso.slice(11, 16);
+}
+
+// freezeMarker draws the board's freeze as a dashed line across the chart
+// (its position, in CSS pixels, goes to the element's data-freeze-x).
+function freezeMarker(at, el) {
+  const color = "#1d4ed8";
+  return { hooks: { draw: [(u) => {
+    const x = u.valToPos(at, "x", true), { left, top, width, height } = u.bbox;
+    if (x < left || x > left + width) { el.dataset.freezeX = ""; return; }
+    const ctx = u.ctx, px = uPlot.pxRatio;
+    ctx.save();
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color;
+    ctx.lineWidth = 2 * px;
+    ctx.setLineDash([6 * px, 3 * px]);
+    ctx.beginPath();
+    ctx.moveTo(x, top);
+    ctx.lineTo(x, top + height);
+    ctx.stroke();
+    ctx.font = 12 * px + "px system-ui, sans-serif";
+    ctx.textAlign = "right";
+    ctx.fillText("freeze", x - 4 * px, top + 14 * px);
+    ctx.restore();
+    el.dataset.freezeX = String(Math.round(x / px));
+  }] } };
+}
+
 // The score chart: each team's passed scores as a step line over time,
 // drawn by uPlot from /leaderboard/history.
 const palette = ["#1f5fbf", "#c2410c", "#15803d", "#7e22ce", "#b91c1c", "#0e7490", "#a16207", "#be185d", "#4d7c0f", "#475569", "#0f172a"];
@@ -119,13 +152,23 @@ async function drawChart(el) {
   const now = Math.floor(Date.now() / 1000);
   if (times.length && now > times[times.length - 1]) times.push(now);
   const data = [times];
+  // The freeze, when it falls within the chart, is marked (and the axis
+  // reaches back to it).
+  const freeze = +el.dataset.freeze || 0;
+  const last = times.length ? times[times.length - 1] : 0;
+  const from = freeze && freeze <= last ? Math.min(times[0] - 300, freeze - 60) : times[0] - 300;
   const opts = {
     width: Math.max(280, el.clientWidth), height: 260,
     // From a little before the first score to now: one score alone would
     // otherwise stretch the axis over years.
-    scales: { x: { time: true, range: () => [times[0] - 300, times[times.length - 1] + 60] } },
+    scales: { x: { time: true, range: () => [from, last + 60] } },
+    // Times in 24-hour UTC, as on every other page, at round UTC times,
+    // and never closer than a label's width.
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),
+    axes: [{ space: 80, label: "UTC", labelSize: 18, values: (u, splits, i, space, incr) => splits.map((v) => utcLabel(v, incr)) }, {}],
     series: [{}],
     legend: { live: false },
+    plugins: freeze ? [freezeMarker(freeze, el)] : [],
   };
   (series || []).forEach((s, i) => {
     // The team's score at each time: its latest passed score so far.
@@ -291,7 +334,18 @@ document.addEventListener("DOMContentLoaded", () => {
   const clock = document.getElementById("countdown");
   if (clock) countdown(clock);
   const chartEl = document.getElementById("chart");
-  if (chartEl) drawChart(chartEl);
+  if (chartEl) {
+    drawChart(chartEl);
+    // The chart takes its box's width: a window turned or resized draws
+    // it again at the new width.
+    let width = chartEl.clientWidth;
+    window.addEventListener("resize", () => {
+      if (chart && chartEl.clientWidth !== width) {
+        width = chartEl.clientWidth;
+        chart.setSize({ width: Math.max(280, width), height: 260 });
+      }
+    });
+  }
   const showAnswers = answers();
   if (!window.EventSource) return;
   const job = document.querySelector("dl.progress[data-live]");
