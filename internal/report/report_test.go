@@ -128,3 +128,15 @@ func TestPageIsSelfContained(t *testing.T) {
 		t.Errorf("a run with no load: %v\n%s", err, b.String())
 	}
 }
+
+// BenchmarkHTML is what a job page pays for its charts: a 60-second
+// load's five charts.
+func BenchmarkHTML(b *testing.B) {
+	res := sample()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := report.HTML(res, report.Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -30,6 +30,7 @@ const (
 // SVG draws the chart as an inline <svg> element.
 func (c Chart) SVG() template.HTML {
 	var b strings.Builder
+	b.Grow(4096 + c.Seconds*(120+40*len(c.Series))) // the hover's columns are most of it
 	top, step := c.yScale()
 	fmt.Fprintf(&b, `<svg class="run-chart" data-chart="%s" viewBox="0 0 %d %d" width="100%%" role="img" aria-labelledby="chart-%s-title" font-family="system-ui, sans-serif" font-size="%d">`,
 		c.ID, width, height, c.ID, fontSize)
@@ -142,52 +143,73 @@ func (c Chart) xAxis(b *strings.Builder) {
 }
 
 // hover puts a transparent column over each second whose title gives its
-// figures, for a pointer to show.
+// figures, for a pointer to show. (Written with appends rather than
+// fmt: it is most of a chart's bytes.)
 func (c Chart) hover(b *strings.Builder) {
 	if c.Seconds > 1800 {
 		return // a long run's seconds are too narrow to point at
 	}
+	names := make([]string, len(c.Series))
+	for k, s := range c.Series {
+		names[k] = "\n" + esc(s.Name) + ": "
+	}
+	buf := make([]byte, 0, 256)
 	for i := range c.Seconds {
 		x0, x1 := c.x(float64(i)), c.x(float64(i+1))
-		fmt.Fprintf(b, `<rect x="%.1f" y="%d" width="%.2f" height="%d" fill="transparent"><title>%s UTC`,
-			x0, plotTop, x1-x0, plotBottom-plotTop, c.Start.Add(time.Duration(i)*time.Second).Format("15:04:05"))
-		for _, s := range c.Series {
-			v := "—"
-			if !math.IsNaN(s.Values[i]) {
-				v = strconv.FormatFloat(s.Values[i], 'f', -1, 64)
+		buf = append(buf[:0], `<rect x="`...)
+		buf = strconv.AppendFloat(buf, x0, 'f', 1, 64)
+		buf = append(buf, `" y="`+strconv.Itoa(plotTop)+`" width="`...)
+		buf = strconv.AppendFloat(buf, x1-x0, 'f', 2, 64)
+		buf = append(buf, `" height="`+strconv.Itoa(plotBottom-plotTop)+`" fill="transparent"><title>`...)
+		buf = c.Start.Add(time.Duration(i)*time.Second).AppendFormat(buf, "15:04:05")
+		buf = append(buf, " UTC"...)
+		for k, s := range c.Series {
+			buf = append(buf, names[k]...)
+			if v := s.Values[i]; math.IsNaN(v) {
+				buf = append(buf, "—"...)
+			} else {
+				buf = strconv.AppendFloat(buf, v, 'f', -1, 64)
 			}
-			fmt.Fprintf(b, "\n%s: %s", esc(s.Name), v)
 		}
-		b.WriteString(`</title></rect>`)
+		buf = append(buf, `</title></rect>`...)
+		b.Write(buf)
 	}
 }
 
 // path draws a series, pen up over its gaps.
 func (c Chart) path(b *strings.Builder, s Series, top float64) {
-	var d, vals strings.Builder
+	var d, vals []byte
 	up := true
+	point := func(op byte, x, yv float64) {
+		d = append(d, op)
+		d = strconv.AppendFloat(d, x, 'f', 1, 64)
+		d = append(d, ' ')
+		d = strconv.AppendFloat(d, yv, 'f', 1, 64)
+	}
 	for i, v := range s.Values {
 		if i > 0 {
-			vals.WriteByte(' ')
+			vals = append(vals, ' ')
 		}
-		vals.WriteString(strconv.FormatFloat(v, 'f', -1, 64))
+		vals = strconv.AppendFloat(vals, v, 'f', -1, 64)
 		if math.IsNaN(v) {
 			up = true
 			continue
 		}
-		op := "L"
+		op := byte('L')
 		if up {
-			op = "M"
+			op = 'M'
 		}
 		up = false
 		if s.Step {
-			fmt.Fprintf(&d, "%s%.1f %.1fH%.1f", op, c.x(float64(i)), y(v, top), c.x(float64(i+1)))
+			point(op, c.x(float64(i)), y(v, top))
+			d = append(d, 'H')
+			d = strconv.AppendFloat(d, c.x(float64(i+1)), 'f', 1, 64)
 		} else {
-			fmt.Fprintf(&d, "%s%.1f %.1f", op, c.x(float64(i)+0.5), y(v, top))
+			point(op, c.x(float64(i)+0.5), y(v, top))
 		}
 	}
 	fmt.Fprintf(b, `<path data-series="%s" data-values="%s" d="%s" fill="none" stroke="%s" stroke-width="2" stroke-linejoin="round" stroke-linecap="round"/>`,
-		esc(s.Name), vals.String(), d.String(), s.Color)
+		esc(s.Name), vals, d, s.Color)
 }
 
 // marks draws the load controller's decisions (and the freeze) as
