@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -72,8 +73,14 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	pos := s.live.position(j.ID)
 	data := newJobView(j, pos)
 	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
-	if err := data.chart(c.FreezesAt); err != nil {
-		return err
+	if data.result != nil {
+		key := chartKey{job: j.ID, freeze: c.FreezesAt.UnixNano()}
+		data.Charts, err = s.charts.draw(key, func() (template.HTML, error) {
+			return report.HTML(data.result, report.Options{Freeze: c.FreezesAt})
+		})
+		if err != nil {
+			return err
+		}
 	}
 	if j.State.Final() {
 		t, err := s.store.Team(r.Context(), v.TeamID)
@@ -130,12 +137,48 @@ func newJobView(j portal.Job, position int) *jobView {
 	return data
 }
 
-// chart draws the run's charts, the contest's freeze marked.
-func (d *jobView) chart(freeze time.Time) (err error) {
-	if d.result != nil {
-		d.Charts, err = report.HTML(d.result, report.Options{Freeze: freeze})
+// chartCache keeps the charts of the last job pages drawn: a job's result
+// never changes once it has one, and drawing its charts takes a few
+// milliseconds, more than the rest of its page.
+type chartCache struct {
+	mu   sync.Mutex
+	html map[chartKey]template.HTML
+}
+
+// chartKey is a job's charts, with the contest's freeze that they mark.
+type chartKey struct {
+	job    int64
+	freeze int64
+}
+
+// chartCacheSize bounds the cache: a page's charts are some tens of KB.
+const chartCacheSize = 128
+
+// draw returns the charts of key, drawn now if they are not kept.
+func (c *chartCache) draw(key chartKey, draw func() (template.HTML, error)) (template.HTML, error) {
+	c.mu.Lock()
+	h, ok := c.html[key]
+	c.mu.Unlock()
+	if ok {
+		return h, nil
 	}
-	return err
+	h, err := draw()
+	if err != nil {
+		return "", err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.html == nil {
+		c.html = make(map[chartKey]template.HTML, chartCacheSize)
+	}
+	if len(c.html) >= chartCacheSize {
+		for k := range c.html { // any one
+			delete(c.html, k)
+			break
+		}
+	}
+	c.html[key] = h
+	return h, nil
 }
 
 // enqueueState is whether the viewer's team may enqueue a benchmark now,

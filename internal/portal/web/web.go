@@ -110,8 +110,9 @@ type Server struct {
 	pages   map[string]*template.Template
 	limiter *limiter
 	live    *live
-	notices *notices // announcements' and clarifications' changes (live.go)
-	dummy   string   // a password hash for unknown logins
+	notices *notices   // announcements' and clarifications' changes (live.go)
+	charts  chartCache // the job pages' charts (jobs.go)
+	dummy   string     // a password hash for unknown logins
 	handler http.Handler
 
 	// apiBoards are the API's board documents, encoded once per change.
