@@ -69,6 +69,29 @@ func jobID(t *testing.T, ctx context.Context) int64 {
 	return id
 }
 
+// newTeam signs alice up, makes her team (in bracket, unless "") and
+// registers its target.
+func newTeam(base, team, bracket, target string) chromedp.Action[chromedp.Void] {
+	steps := []chromedp.Action[chromedp.Void]{
+		chromedp.Navigate(base + "/signup"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
+		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
+		chromedp.Click(css(`form[action="/signup"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
+		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), team),
+	}
+	if bracket != "" {
+		steps = append(steps, chromedp.SetValue(css(`form[action="/team"] select[name=bracket]`), bracket))
+	}
+	return chromedp.Steps(append(steps,
+		chromedp.Click(css(`form[action="/team"] button`)),
+		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
+		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
+		chromedp.Click(css(`form[action="/team/target"] button`)),
+		chromedp.WaitVisible(css(`p.target code`)),
+	)...)
+}
+
 // TestJobPageInABrowser: a team enqueues and watches its job run, with
 // its time elapsed and left counting; the result shows the run's charts
 // drawn from the stored result, and "Enqueue again", which queues the next
@@ -88,17 +111,7 @@ func TestJobPageInABrowser(t *testing.T) {
 		}
 	}
 	must("a team enqueues", chromedp.Do(b,
-		chromedp.Navigate(st.url+"/signup"),
-		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
-		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
-		chromedp.Click(css(`form[action="/signup"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
-		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "charts"),
-		chromedp.Click(css(`form[action="/team"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
-		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
-		chromedp.Click(css(`form[action="/team/target"] button`)),
-		chromedp.WaitVisible(css(`p.target code`)),
+		newTeam(st.url, "charts", "", target),
 		chromedp.Navigate(st.url+"/"),
 		chromedp.Click(css(`form[action="/jobs"] button`)),
 		chromedp.WaitVisible(css(`dl.progress`)),
@@ -187,18 +200,7 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 	}
 	must("a team with a target", chromedp.Do(b,
-		chromedp.Navigate(st.url+"/signup"),
-		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
-		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
-		chromedp.Click(css(`form[action="/signup"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
-		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "dash"),
-		chromedp.SetValue(css(`form[action="/team"] select[name=bracket]`), "student"),
-		chromedp.Click(css(`form[action="/team"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
-		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
-		chromedp.Click(css(`form[action="/team/target"] button`)),
-		chromedp.WaitVisible(css(`p.target code`)),
+		newTeam(st.url, "dash", "student", target),
 		chromedp.Navigate(st.url+"/"),
 		until(`/^The board freezes in 01:[23]\d:\d\d, at .* UTC \(.*\d\d:\d\d your time\)$/.test(document.getElementById('countdown')?.textContent)`, 5*time.Second),
 	))
@@ -344,17 +346,7 @@ func TestLeaderboardChartInABrowser(t *testing.T) {
 		}
 	}
 	must("a team's job", chromedp.Do(b,
-		chromedp.Navigate(st.url+"/signup"),
-		chromedp.SendKeys(css(`form[action="/signup"] input[name=login]`), "alice"),
-		chromedp.SendKeys(css(`form[action="/signup"] input[name=password]`), "alice-password"),
-		chromedp.Click(css(`form[action="/signup"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team"] input[name=name]`)),
-		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "lines"),
-		chromedp.Click(css(`form[action="/team"] button`)),
-		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
-		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
-		chromedp.Click(css(`form[action="/team/target"] button`)),
-		chromedp.WaitVisible(css(`p.target code`)),
+		newTeam(st.url, "lines", "", target),
 		chromedp.Navigate(st.url+"/"),
 		submit(`#enqueue form button:not([disabled])`),
 		chromedp.WaitVisible(css(`p.verdict`)),
