@@ -169,6 +169,25 @@ func TestJobPageInABrowser(t *testing.T) {
 	}
 }
 
+// timedSite is contestSite whose contest started an hour ago and freezes
+// and ends from now as told, with brackets if any.
+func timedSite(t *testing.T, freeze, end time.Duration, brackets ...string) (*site, string, portal.Contest) {
+	t.Helper()
+	st, target := contestSite(t)
+	ctx := context.Background()
+	c, err := st.store.Contest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	c.StartsAt, c.FreezesAt, c.EndsAt = now.Add(-time.Hour), now.Add(freeze), now.Add(end)
+	c.Settings.Brackets = brackets
+	if err := st.store.SetContest(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	return st, target, c
+}
+
 // TestDashboardInABrowser: a team's contest page is its dashboard. Its
 // header counts down to the board's freeze, in UTC and the viewer's own
 // time; the team sees its rank, score and bracket, enqueues from the
@@ -179,19 +198,9 @@ func TestJobPageInABrowser(t *testing.T) {
 func TestDashboardInABrowser(t *testing.T) {
 	path, err := servers.Chromium()
 	servers.Require(t, err)
-	st, target := contestSite(t)
+	st, target, c := timedSite(t, 90*time.Minute, 2*time.Hour, "open", "student")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := st.store.Contest(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	c.StartsAt, c.FreezesAt, c.EndsAt = now.Add(-time.Hour), now.Add(90*time.Minute), now.Add(2*time.Hour)
-	c.Settings.Brackets = []string{"open", "student"}
-	if err := st.store.SetContest(ctx, c); err != nil {
-		t.Fatal(err)
-	}
 	b := browser(t, ctx, path)
 	must := func(what string, err error) {
 		t.Helper()
@@ -324,20 +333,11 @@ func TestAnsweredBadgeInABrowser(t *testing.T) {
 func TestLeaderboardChartInABrowser(t *testing.T) {
 	path, err := servers.Chromium()
 	servers.Require(t, err)
-	st, target := contestSite(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := st.store.Contest(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
 	// The board freezes while the team's job runs: the team's own line
 	// goes on past it.
-	c.StartsAt, c.FreezesAt, c.EndsAt = now.Add(-time.Hour), now.Add(3*time.Second), now.Add(time.Hour)
-	if err := st.store.SetContest(ctx, c); err != nil {
-		t.Fatal(err)
-	}
+	st, target, _ := timedSite(t, 3*time.Second, time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	b := browser(t, ctx, path)
 	must := func(what string, err error) {
 		t.Helper()
