@@ -270,6 +270,12 @@ func TestDashboardInABrowser(t *testing.T) {
 	must("the standing follows", chromedp.Do(b,
 		until(`window.sameLoad && +document.body.dataset.standingUpdates > 0 &&
 			/of 2 teams/.test(document.getElementById('standing').textContent)`, 45*time.Second)))
+
+	// Every page a team uses has the header's countdown and fits.
+	for _, page := range []string{"jobs", "team", "clarifications", "announcements", "manual"} {
+		must(page, chromedp.Do(b, chromedp.Navigate(st.url+"/"+page), chromedp.WaitVisible(css(`#countdown`))))
+		fits(t, b, "page-"+page)
+	}
 }
 
 // TestAnsweredBadgeInABrowser: when staff answer a team's question, the
