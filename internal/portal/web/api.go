@@ -73,7 +73,7 @@ func (s *Server) api(needToken bool, h apiHandler) http.Handler {
 			err = portal.Errorf(codeUnauthorized, "this needs a team's API token: Authorization: Bearer TOKEN (made on the team page)")
 		}
 		if err == nil && c.token.ID != 0 {
-			if after, _ := s.limiter.reserve(rule{"api:" + strconv.FormatInt(c.token.ID, 10), APIRequests, APIWindow}); after > 0 {
+			if after, _ := s.limiter.reserve(rule{key: "api:" + strconv.FormatInt(c.token.ID, 10), limit: APIRequests, window: APIWindow}); after > 0 {
 				err = &retryError{after: after, what: "API requests with this token"}
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -16,20 +17,23 @@ import (
 // SessionCookie is the session cookie's name.
 const SessionCookie = "tunecon_session"
 
-// The sign-in limits, each within LoginWindow: at most MaxLoginFailures
-// wrong passwords for one login from one address, MaxAccountFailures for
-// one login from all addresses, and MaxAddressFailures from one address for
-// all logins. Past them sign-ins are refused (429) until the window has
-// moved on. An address is the client's (Config.TrustProxy), so one
-// attacker cannot lock a team out of its account alone.
+// The sign-in limits, each within LoginWindow and kept per source (a
+// client's IPv4 address, or its IPv6 /64, which one machine holds whole:
+// see source). A source may fail MaxLoginFailures times at one login and
+// MaxSourceFailures times at all logins; past either it waits until the
+// window has moved on. A login that has failed MaxAccountFailures times
+// from all sources is under attack: then a source that has failed at it
+// already waits as well, but one that has not is still let in, so that
+// no attacker, however many addresses it has, keeps the login's owner
+// out. Signing in touches no open session.
 const (
 	MaxLoginFailures   = 5
-	MaxAccountFailures = 50
-	MaxAddressFailures = 20
+	MaxAccountFailures = 20
+	MaxSourceFailures  = 20
 	LoginWindow        = 5 * time.Minute
 )
 
-// The sign-up limit: at most MaxSignups accounts from one address within
+// The sign-up limit: at most MaxSignups accounts from one source within
 // SignupWindow.
 const (
 	MaxSignups   = 10
@@ -85,7 +89,7 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error 
 	if err := s.registrationOpen(c); err != nil {
 		return again(err)
 	}
-	after, forgive := s.limiter.reserve(rule{"signup:" + s.clientAddress(r), MaxSignups, SignupWindow})
+	after, forgive := s.limiter.reserve(rule{key: "signup:" + source(s.clientAddress(r)), limit: MaxSignups, window: SignupWindow})
 	if after > 0 {
 		return &retryError{after: after, what: "sign-ups from your address"}
 	}
@@ -126,7 +130,7 @@ func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v viewer) err
 func (s *Server) login(w http.ResponseWriter, r *http.Request, v viewer) error {
 	login := strings.ToLower(strings.TrimSpace(r.PostFormValue("login")))
 	next := localPath(r.PostFormValue("next"))
-	after, forgive := s.limiter.reserve(signInRules(login, s.clientAddress(r))...)
+	after, forgive := s.limiter.reserve(signInRules(login, source(s.clientAddress(r)))...)
 	if after > 0 {
 		return &retryError{after: after, what: "failed sign-ins"}
 	}
@@ -277,23 +281,43 @@ func (e *retryError) Error() string {
 
 func (e *retryError) ErrorCode() portal.Code { return codeTooMany }
 
-// rule is one limit: at most limit attempts under key within window.
+// rule is one limit: at most limit attempts under key within window. With
+// onlyAfter set the rule holds back only a caller with attempts of its own
+// under that key within the window (a source that failed at the login).
 type rule struct {
-	key    string
-	limit  int
-	window time.Duration
+	key       string
+	limit     int
+	window    time.Duration
+	onlyAfter string
 }
 
-// signInRules are the limits on signing in as login from addr; a login that
-// cannot exist is not remembered, so that made-up ones cost no memory.
-func signInRules(login, addr string) []rule {
-	rules := []rule{{"addr:" + addr, MaxAddressFailures, LoginWindow}}
+// signInRules are the limits on signing in as login from src (a source);
+// a login that cannot exist is not remembered, so that made-up ones cost
+// no memory.
+func signInRules(login, src string) []rule {
+	rules := []rule{{key: "src:" + src, limit: MaxSourceFailures, window: LoginWindow}}
 	if _, err := portal.CheckLogin(login); err == nil {
+		own := "login:" + login + "@" + src
 		rules = append(rules,
-			rule{"login:" + login + "@" + addr, MaxLoginFailures, LoginWindow},
-			rule{"login:" + login, MaxAccountFailures, LoginWindow})
+			rule{key: own, limit: MaxLoginFailures, window: LoginWindow},
+			rule{key: "login:" + login, limit: MaxAccountFailures, window: LoginWindow, onlyAfter: own})
 	}
 	return rules
+}
+
+// source is what the limits count an address as: an IPv4 address as it is
+// (an IPv4-mapped IPv6 one too), an IPv6 address as its /64, the block a
+// single machine or home is handed whole; anything else as it is.
+func source(addr string) string {
+	ip, err := netip.ParseAddr(addr)
+	if err != nil {
+		return addr
+	}
+	ip = ip.Unmap().WithZone("")
+	if ip.Is4() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
 }
 
 // limiter counts attempts per key over a sliding window.
@@ -317,6 +341,9 @@ func (l *limiter) reserve(rules ...rule) (wait time.Duration, forgive func()) {
 	defer l.mu.Unlock()
 	now := l.now()
 	for _, r := range rules {
+		if r.onlyAfter != "" && l.waitFor(rule{key: r.onlyAfter, limit: 1, window: r.window}, now) == 0 {
+			continue // the caller has not failed here: not held back
+		}
 		wait = max(wait, l.waitFor(r, now))
 	}
 	if wait > 0 {

@@ -16,13 +16,13 @@ func TestLimiterRemembersOnlyRealLogins(t *testing.T) {
 		l.reserve(signInRules("no such login "+strconv.Itoa(i), "192.0.2.1")...)
 	}
 	if len(l.times) != 1 {
-		t.Errorf("%d keys after made-up logins, want 1 (the address)", len(l.times))
+		t.Errorf("%d keys after made-up logins, want 1 (the source)", len(l.times))
 	}
 	for i := range maxLimiterKeys {
-		l.reserve(rule{"addr:" + strconv.Itoa(i), 1, LoginWindow})
+		l.reserve(rule{key: "src:" + strconv.Itoa(i), limit: 1, window: LoginWindow})
 	}
 	now = now.Add(SignupWindow)
-	l.reserve(rule{"addr:last", 1, LoginWindow})
+	l.reserve(rule{key: "src:last", limit: 1, window: LoginWindow})
 	if len(l.times) != 1 {
 		t.Errorf("%d keys after a sweep, want 1", len(l.times))
 	}
