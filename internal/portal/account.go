@@ -81,8 +81,9 @@ func CheckPassword(password string) error {
 }
 
 // CheckTeamName returns a team name trimmed: 1 to MaxTeamName characters,
-// none of them control characters. Names are shown as text, whatever they
-// hold.
+// none of them control characters, one at least that shows. Names are
+// shown as text, whatever they hold; two that look alike are one
+// (NameKey), which the store keeps to one team.
 func CheckTeamName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	if n := utf8.RuneCountInString(name); n == 0 || n > MaxTeamName || !utf8.ValidString(name) {
@@ -92,6 +93,9 @@ func CheckTeamName(name string) (string, error) {
 	// one team's name pass for another's on the leaderboard.
 	if strings.ContainsFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }) {
 		return "", Errorf(CodeInvalid, "a team name has no control or invisible formatting characters")
+	}
+	if NameKey(name) == "" {
+		return "", Errorf(CodeInvalid, "a team name has a character that shows")
 	}
 	return name, nil
 }

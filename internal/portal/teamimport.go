@@ -248,7 +248,8 @@ func importRow(line int, rec []string, width int, cols map[string]int) (ImportRo
 	return row, bad
 }
 
-// importSeen is what the rows before had: no team, login or host twice.
+// importSeen is what the rows before had: no team, login or host twice
+// (nor two teams whose names look alike, NameKey).
 type importSeen struct {
 	teams, logins, hosts map[string]int
 }
@@ -267,7 +268,7 @@ func (s *importSeen) add(row ImportRow) []LineError {
 		m[key] = row.Line
 	}
 	if row.Team != "" {
-		once(s.teams, row.Team, fmt.Sprintf("the team %q", row.Team))
+		once(s.teams, NameKey(row.Team), fmt.Sprintf("the team %q, or one that looks like it,", row.Team))
 	}
 	for _, m := range row.Members {
 		once(s.logins, m.Login, fmt.Sprintf("the login %q", m.Login))

@@ -277,16 +277,22 @@ func (q *queries) CreateTeam(ctx context.Context, name, target string) (portal.T
 	return q.insertTeam(ctx, name, target, "", "")
 }
 
+// errNameTaken refuses a team name that is, or looks like, another team's.
+func errNameTaken(name string) error {
+	return portal.Errorf(portal.CodeConflict, "a team named %q, or a name that looks like it, exists", name)
+}
+
 func (q *queries) insertTeam(ctx context.Context, name, target, invite, bracket string) (portal.Team, error) {
 	name, err := portal.CheckTeamName(name)
 	if err != nil {
 		return portal.Team{}, err
 	}
 	t := portal.Team{Name: name, Target: target, InviteCode: invite, CreatedAt: q.stamp(), Bracket: bracket}
-	err = q.queryRow(ctx, `INSERT INTO teams (name, target, invite_code, created_at, bracket) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-		t.Name, t.Target, sql.NullString{String: invite, Valid: invite != ""}, t.CreatedAt, bracket).Scan(&t.ID)
+	err = q.queryRow(ctx, `INSERT INTO teams (name, name_key, target, invite_code, created_at, bracket)
+		VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		t.Name, portal.NameKey(name), t.Target, sql.NullString{String: invite, Valid: invite != ""}, t.CreatedAt, bracket).Scan(&t.ID)
 	if q.dialect.uniqueViolation(err) {
-		return portal.Team{}, portal.Errorf(portal.CodeConflict, "a team named %q exists", name)
+		return portal.Team{}, errNameTaken(name)
 	}
 	if err != nil {
 		return portal.Team{}, fmt.Errorf("store: adding team %q: %w", name, err)

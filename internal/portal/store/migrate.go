@@ -107,6 +107,11 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]int, error) {
 			}
 			applied = append(applied, m.Version)
 		}
+		if slices.Contains(applied, nameKeyVersion) {
+			if err := tx.fillNameKeys(ctx); err != nil {
+				return err
+			}
+		}
 		if s.dialect.riverOwnTxs {
 			_, err = migrator.Migrate(ctx, rivermigrate.DirectionUp, nil)
 		} else {
@@ -121,6 +126,42 @@ func (s *Store) migrate(ctx context.Context, upTo int) ([]int, error) {
 		return nil, err
 	}
 	return applied, nil
+}
+
+// nameKeyVersion is the migration that adds teams.name_key.
+const nameKeyVersion = 11
+
+// fillNameKeys gives the teams made before name keys theirs (portal.NameKey),
+// oldest first; a team whose name looks like an older one's keeps none.
+func (t *Tx) fillNameKeys(ctx context.Context) error {
+	rows, err := t.query(ctx, `SELECT id, name FROM teams ORDER BY id`)
+	if err != nil {
+		return fmt.Errorf("store: reading team names: %w", err)
+	}
+	keys := map[string]int64{}
+	for rows.Next() {
+		var (
+			id   int64
+			name string
+		)
+		if err := rows.Scan(&id, &name); err != nil {
+			rows.Close()
+			return fmt.Errorf("store: reading team names: %w", err)
+		}
+		if k := portal.NameKey(name); keys[k] == 0 {
+			keys[k] = id
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("store: reading team names: %w", err)
+	}
+	for k, id := range keys {
+		if _, err := t.exec(ctx, `UPDATE teams SET name_key = ? WHERE id = ?`, k, id); err != nil {
+			return fmt.Errorf("store: team %d's name key: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // SchemaVersion is the newest version of the portal's schema applied (0 for

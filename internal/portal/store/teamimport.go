@@ -74,15 +74,18 @@ func (s *Store) ImportTeams(ctx context.Context, by portal.Actor, imp portal.Imp
 }
 
 // planImport compares a row with the team of its name, if any: what to
-// add, and what conflicts with it.
+// add, and what conflicts with it (a name that only looks like a team's
+// is one).
 func (t *Tx) planImport(ctx context.Context, row portal.ImportRow, teamSize int) (importPlan, []portal.LineError, error) {
 	p := importPlan{row: row}
 	var bad []portal.LineError
 	problem := func(format string, args ...any) {
 		bad = append(bad, portal.LineError{Line: row.Line, Message: fmt.Sprintf(format, args...)})
 	}
-	team, err := scanTeam(t.queryRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE name = ?`, row.Team))
+	team, err := scanTeam(t.queryRow(ctx, `SELECT `+teamColumns+` FROM teams WHERE name_key = ?`, portal.NameKey(row.Team)))
 	switch {
+	case err == nil && team.Name != row.Team:
+		problem("the team %q looks like the team %q: write its name as it is, or choose another", row.Team, team.Name)
 	case err == nil:
 		p.team = team
 		if team.Bracket != row.Bracket {
