@@ -26,7 +26,20 @@ const (
 	// would let the rescuer take jobs from live workers still writing their
 	// outcome (the outcome would be dropped and the job run again).
 	MinWrapUp = 2 * time.Second
+	// MaxMembers is the largest team size a contest may allow.
+	MaxMembers = 100
 )
+
+// CheckLoad refuses a load phase longer than engine.MaxLoadDuration, the
+// bound the CLI's --duration has too, or a negative one (0 is the engine's
+// default). The settings form takes whole seconds from
+// engine.MinLoadDuration; tests and tools may set shorter loads.
+func CheckLoad(d time.Duration) error {
+	if d < 0 || d > engine.MaxLoadDuration {
+		return Errorf(CodeInvalid, "the load lasts 0 (the engine's default) to %s, not %s", engine.MaxLoadDuration, d)
+	}
+	return nil
+}
 
 // Contest is the one contest a portal runs.
 type Contest struct {
@@ -102,8 +115,8 @@ func (s Settings) Check() error {
 			return Errorf(CodeInvalid, "contest settings: a negative duration (%s)", d)
 		}
 	}
-	if s.MaxTeamSize < 0 {
-		return Errorf(CodeInvalid, "contest settings: teams of %d", s.MaxTeamSize)
+	if s.MaxTeamSize < 0 || s.MaxTeamSize > MaxMembers {
+		return Errorf(CodeInvalid, "contest settings: teams of %d (a team has 1 to %d members)", s.MaxTeamSize, MaxMembers)
 	}
 	if s.MaxAttempts < 0 {
 		return Errorf(CodeInvalid, "contest settings: %d attempts", s.MaxAttempts)

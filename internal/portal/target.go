@@ -12,6 +12,10 @@ import (
 // MaxTargetNetworks bounds a contest's target networks.
 const MaxTargetNetworks = 64
 
+// MaxTarget bounds a target URL, in bytes: a job's every request starts
+// with it, and pages show it.
+const MaxTarget = 2048
+
 // TargetRules are where a contest's targets may be (Settings.Targets).
 type TargetRules struct {
 	// Local allows the workers' own machine and link (LocalTargets).
@@ -36,6 +40,9 @@ func (s Settings) Targets() TargetRules {
 func CheckTarget(target string, r TargetRules) (*url.URL, error) {
 	if strings.TrimSpace(target) == "" {
 		return nil, Errorf(CodeInvalid, "no target registered")
+	}
+	if len(target) > MaxTarget {
+		return nil, Errorf(CodeInvalid, "a target has at most %d bytes; this one has %d", MaxTarget, len(target))
 	}
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {

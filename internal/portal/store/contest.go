@@ -60,6 +60,9 @@ func checkContest(c portal.Contest) error {
 	if c.Problem == "" {
 		return portal.Errorf(portal.CodeInvalid, "a contest needs a problem")
 	}
+	if err := portal.CheckLoad(c.LoadDuration); err != nil {
+		return err
+	}
 	if err := c.Settings.Check(); err != nil {
 		return err
 	}

@@ -32,6 +32,8 @@ type adminView struct {
 	Brackets        string // comma-separated, as the form takes them
 	Networks        string // likewise
 	MaxLoadSeconds  int
+	MaxMembers      int
+	MaxExtraMinutes int
 	Assigned        bool
 	Accounts        int
 	Teams           []portal.Team
@@ -63,7 +65,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		Events: portal.Events(), Rules: []portal.RankRule{portal.RankLatest, portal.RankBest},
 		Brackets: strings.Join(c.Settings.Brackets, ", "), NoHealthyWorker: !anyHealthy(workers),
 		Networks:       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
-		MaxLoadSeconds: maxLoadSeconds,
+		MaxLoadSeconds: maxLoadSeconds, MaxMembers: portal.MaxMembers, MaxExtraMinutes: maxExtraMinutes,
 		// A contest not set up yet is proposed assigned servers.
 		Assigned: c.Settings.AssignedServers || c.Problem == "",
 	})
@@ -87,18 +89,14 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) er
 		return portal.Errorf(portal.CodeInvalid, "no problem %q", problem)
 	}
 	load, settings := c.LoadDuration, c.Settings
-	if secs := strings.TrimSpace(r.PostFormValue("load_seconds")); secs != "" {
-		n, err := strconv.Atoi(secs)
-		if err != nil || n < 0 || n > maxLoadSeconds {
-			return portal.Errorf(portal.CodeInvalid, "the load lasts 0 (the engine's default) to %d seconds", maxLoadSeconds)
-		}
+	if n, set, err := formNumber(r, "load_seconds", 0, maxLoadSeconds, "the load, in seconds (0: the engine's default),"); err != nil {
+		return err
+	} else if set {
 		load = time.Duration(n) * time.Second
 	}
-	if size := strings.TrimSpace(r.PostFormValue("team_size")); size != "" {
-		n, err := strconv.Atoi(size)
-		if err != nil || n < 1 || n > 100 {
-			return portal.Errorf(portal.CodeInvalid, "a team has 1 to 100 members")
-		}
+	if n, set, err := formNumber(r, "team_size", 1, portal.MaxMembers, "the team size"); err != nil {
+		return err
+	} else if set {
 		settings.MaxTeamSize = n
 	}
 	settings.LocalTargets = r.PostFormValue("local_targets") == "on"

@@ -245,10 +245,12 @@ func (s *Server) startValidation(w http.ResponseWriter, r *http.Request, v viewe
 // setThreshold sets the contest's validation threshold, in percent, as a
 // change of its settings (audited as one).
 func (s *Server) setThreshold(w http.ResponseWriter, r *http.Request, v viewer) error {
-	in := strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(r.PostFormValue("threshold")), "%"))
-	n, err := strconv.Atoi(in)
-	if err != nil || n < 1 || n > 100 {
-		return portal.Errorf(portal.CodeInvalid, "the validation threshold is 1 to 100 (percent), not %q", in)
+	r.PostForm.Set("threshold", strings.TrimSuffix(strings.TrimSpace(r.PostFormValue("threshold")), "%"))
+	n, set, err := formNumber(r, "threshold", 1, 100, "the validation threshold, in percent,")
+	if err != nil {
+		return err
+	} else if !set {
+		return portal.Errorf(portal.CodeInvalid, "the validation threshold is a whole number from 1 to 100 (percent)")
 	}
 	c, err := s.contest(r)
 	if err != nil {

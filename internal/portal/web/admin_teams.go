@@ -22,19 +22,19 @@ import (
 
 // setTeamPlace is a team's line on the admin page: its bracket, whether it
 // is hidden, its extra time in minutes.
+// maxExtraMinutes is the most extra time the team form takes, in minutes.
+const maxExtraMinutes = int(portal.MaxExtraTime / time.Minute)
+
 func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) error {
 	id, err := pathID(r, "team")
 	if err != nil {
 		return err
 	}
-	var extra time.Duration
-	if mins := strings.TrimSpace(r.PostFormValue("extra_minutes")); mins != "" {
-		n, err := strconv.Atoi(mins)
-		if err != nil {
-			return portal.Errorf(portal.CodeInvalid, "extra time: %q is not a number of minutes", mins)
-		}
-		extra = time.Duration(n) * time.Minute
+	mins, _, err := formNumber(r, "extra_minutes", 0, maxExtraMinutes, "the extra time, in minutes,")
+	if err != nil {
+		return err
 	}
+	extra := time.Duration(mins) * time.Minute
 	place := store.TeamPlace{Bracket: r.PostFormValue("bracket"), Hidden: r.PostFormValue("hidden") == "on", ExtraTime: extra}
 	if err := s.store.SetTeamPlace(r.Context(), portal.ActorOf(v.Account), id, place); err != nil {
 		return err
@@ -137,11 +137,9 @@ func (s *Server) addServer(w http.ResponseWriter, r *http.Request, v viewer) err
 		return err
 	}
 	teamID, _ := strconv.ParseInt(r.PostFormValue("team"), 10, 64) // 0, no team, when not a number
-	port := 0
-	if p := strings.TrimSpace(r.PostFormValue("port")); p != "" {
-		if port, err = strconv.Atoi(p); err != nil {
-			return portal.Errorf(portal.CodeInvalid, "a port is a number, 1 to 65535, not %q", p)
-		}
+	port, _, err := formNumber(r, "port", 1, 65535, "a port")
+	if err != nil {
+		return err
 	}
 	srv, err := portal.ParseServer(r.PostFormValue("address"), port, r.PostFormValue("label"), c.Settings.Targets())
 	if err != nil {

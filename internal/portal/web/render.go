@@ -125,6 +125,22 @@ func pathID(r *http.Request, what ...string) (int64, error) {
 	return id, nil
 }
 
+// formNumber reads a form's whole number, field, and refuses it outside
+// lo..hi before anything is computed from it (a product of an unchecked
+// number wraps silently); set is false for an empty field. what names the
+// number in the refusal ("the team size").
+func formNumber(r *http.Request, field string, lo, hi int, what string) (n int, set bool, err error) {
+	in := strings.TrimSpace(r.PostFormValue(field))
+	if in == "" {
+		return 0, false, nil
+	}
+	n, err = strconv.Atoi(in)
+	if err != nil || n < lo || n > hi {
+		return 0, false, portal.Errorf(portal.CodeInvalid, "%s is a whole number from %d to %d, not %q", what, lo, hi, in)
+	}
+	return n, true, nil
+}
+
 func parsePages() (map[string]*template.Template, error) {
 	funcs := template.FuncMap{
 		"when": func(t time.Time) string {
