@@ -28,6 +28,11 @@ const (
 	MinWrapUp = 2 * time.Second
 	// MaxMembers is the largest team size a contest may allow.
 	MaxMembers = 100
+	// DefaultSignupLimit is how many accounts one source (an address, an
+	// IPv6 /64) may make by signing up within an hour, unless the
+	// settings say otherwise; MaxSignupLimit is the most they may say.
+	DefaultSignupLimit = 10
+	MaxSignupLimit     = 10000
 )
 
 // CheckLoad refuses a load phase longer than engine.MaxLoadDuration, the
@@ -101,6 +106,10 @@ type Settings struct {
 	// Brackets are the boards teams choose one of when they register
 	// ("students", "general"); none: one board.
 	Brackets []string
+	// SignupLimit is how many accounts one source may make by signing up
+	// within an hour (DefaultSignupLimit when zero; negative: no limit),
+	// for a room of contestants behind one address. See Signups.
+	SignupLimit int
 	// ValidationThreshold is the share of a team's final score, in
 	// percent, under which its validation run is flagged
 	// (DefaultValidationThreshold when zero).
@@ -127,6 +136,9 @@ func (s Settings) Check() error {
 	if s.Ranking != "" && !s.Ranking.Valid() {
 		return Errorf(CodeInvalid, "contest settings: no ranking rule %q (%s or %s)", s.Ranking, RankLatest, RankBest)
 	}
+	if s.SignupLimit < -1 || s.SignupLimit > MaxSignupLimit {
+		return Errorf(CodeInvalid, "contest settings: a sign-up limit of %d (1 to %d, or none)", s.SignupLimit, MaxSignupLimit)
+	}
 	if s.ValidationThreshold < 0 || s.ValidationThreshold > 100 {
 		return Errorf(CodeInvalid, "contest settings: a validation threshold of %d%% (0 to 100)", s.ValidationThreshold)
 	}
@@ -150,6 +162,20 @@ func (s Settings) Check() error {
 		}
 	}
 	return nil
+}
+
+// Signups is the sign-up limit per source an hour, and whether there is
+// one: none when the settings say so, nor when the organiser assigns the
+// teams' servers (their members come by the import's sign-in links, and a
+// room signing up by hand is the organiser's choice).
+func (s Settings) Signups() (limit int, on bool) {
+	switch {
+	case s.SignupLimit < 0 || s.AssignedServers:
+		return 0, false
+	case s.SignupLimit == 0:
+		return DefaultSignupLimit, true
+	}
+	return s.SignupLimit, true
 }
 
 // Rule is Ranking or its default.

@@ -31,6 +31,7 @@ type settingsJSON struct {
 	Ranking      portal.RankRule `json:"ranking,omitempty"`
 	Brackets     []string        `json:"brackets,omitempty"`
 	Threshold    int             `json:"validation_threshold,omitempty"`
+	SignupLimit  int             `json:"signup_limit,omitempty"`
 }
 
 func ms(d time.Duration) int64     { return d.Milliseconds() }
@@ -42,6 +43,7 @@ func settingsOf(s portal.Settings) settingsJSON {
 		GraceMS: ms(s.Grace), SlackMS: ms(s.Slack), MaxAttempts: s.MaxAttempts, Seed: s.Seed, WrapUpMS: ms(s.WrapUp),
 		MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking, Brackets: s.Brackets,
 		Threshold: s.ValidationThreshold, Networks: s.TargetNetworks, Assigned: s.AssignedServers,
+		SignupLimit: s.SignupLimit,
 	}
 }
 
@@ -51,7 +53,7 @@ func (s settingsJSON) settings() portal.Settings {
 		Grace: fromMS(s.GraceMS), Slack: fromMS(s.SlackMS), MaxAttempts: s.MaxAttempts, Seed: s.Seed,
 		WrapUp: fromMS(s.WrapUpMS), MaxTeamSize: s.MaxTeamSize, LocalTargets: s.LocalTargets, Ranking: s.Ranking,
 		Brackets: s.Brackets, ValidationThreshold: s.Threshold, TargetNetworks: s.Networks,
-		AssignedServers: s.Assigned,
+		AssignedServers: s.Assigned, SignupLimit: s.SignupLimit,
 	}
 }
 

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"encoding/json"
 	"maps"
 	"net/http"
@@ -33,6 +34,8 @@ type adminView struct {
 	Networks        string // likewise
 	MaxLoadSeconds  int
 	MaxMembers      int
+	MaxSignupLimit  int
+	SignupLimit     int // as the form shows it: 0 for none
 	MaxExtraMinutes int
 	Assigned        bool
 	Accounts        int
@@ -66,9 +69,19 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		Brackets: strings.Join(c.Settings.Brackets, ", "), NoHealthyWorker: !anyHealthy(workers),
 		Networks:       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
 		MaxLoadSeconds: maxLoadSeconds, MaxMembers: portal.MaxMembers, MaxExtraMinutes: maxExtraMinutes,
+		MaxSignupLimit: portal.MaxSignupLimit, SignupLimit: formSignupLimit(c.Settings),
 		// A contest not set up yet is proposed assigned servers.
 		Assigned: c.Settings.AssignedServers || c.Problem == "",
 	})
+}
+
+// formSignupLimit is the settings' sign-up limit as the form shows it: the
+// number, or 0 for none.
+func formSignupLimit(s portal.Settings) int {
+	if s.SignupLimit < 0 {
+		return 0
+	}
+	return cmp.Or(s.SignupLimit, portal.DefaultSignupLimit)
 }
 
 // maxLoadSeconds is the longest load the settings form takes, in seconds
@@ -98,6 +111,11 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) er
 		return err
 	} else if set {
 		settings.MaxTeamSize = n
+	}
+	if n, set, err := formNumber(r, "signup_limit", 0, portal.MaxSignupLimit, "the sign-ups per address an hour (0: no limit)"); err != nil {
+		return err
+	} else if set {
+		settings.SignupLimit = cmp.Or(n, -1) // the form's 0 is none
 	}
 	settings.LocalTargets = r.PostFormValue("local_targets") == "on"
 	switch targets := r.PostFormValue("targets"); targets {

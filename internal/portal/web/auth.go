@@ -33,12 +33,9 @@ const (
 	LoginWindow        = 5 * time.Minute
 )
 
-// The sign-up limit: at most MaxSignups accounts from one source within
-// SignupWindow.
-const (
-	MaxSignups   = 10
-	SignupWindow = time.Hour
-)
+// SignupWindow is the sign-up limit's (portal.Settings.Signups): so many
+// accounts from one source within it.
+const SignupWindow = time.Hour
 
 // viewer reads the session cookie: nobody without one or with one that
 // expired.
@@ -89,9 +86,13 @@ func (s *Server) signup(w http.ResponseWriter, r *http.Request, v viewer) error 
 	if err := s.registrationOpen(c); err != nil {
 		return again(err)
 	}
-	after, forgive := s.limiter.reserve(rule{key: "signup:" + source(s.clientAddress(r)), limit: MaxSignups, window: SignupWindow})
-	if after > 0 {
-		return &retryError{after: after, what: "sign-ups from your address"}
+	forgive := func() {}
+	if limit, on := c.Settings.Signups(); on {
+		var after time.Duration
+		after, forgive = s.limiter.reserve(rule{key: "signup:" + source(s.clientAddress(r)), limit: limit, window: SignupWindow})
+		if after > 0 {
+			return &retryError{after: after, what: "sign-ups from your address"}
+		}
 	}
 	hash, err := s.cfg.Passwords.Hash(password)
 	if err != nil {

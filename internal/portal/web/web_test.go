@@ -623,14 +623,14 @@ func TestSignInLimitsPerSlash64(t *testing.T) {
 	}
 }
 
-// TestSignUpLimit: one source makes at most MaxSignups accounts within
-// SignupWindow; a refused name does not count.
+// TestSignUpLimit: one source makes at most portal.DefaultSignupLimit
+// accounts within SignupWindow; a refused name does not count.
 func TestSignUpLimit(t *testing.T) {
 	st := newSite(t)
 	if resp := st.post(st.client(), "/signup", url.Values{"login": {"alice"}, "password": {"long-enough-1"}}, nil); resp.StatusCode == http.StatusSeeOther {
 		t.Fatal("a taken login was signed up")
 	}
-	for i := range web.MaxSignups {
+	for i := range portal.DefaultSignupLimit {
 		form := url.Values{"login": {"user" + strconv.Itoa(i)}, "password": {"long-enough-1"}}
 		if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode != http.StatusSeeOther {
 			t.Fatalf("sign-up %d: %d", i+1, resp.StatusCode)
@@ -638,11 +638,50 @@ func TestSignUpLimit(t *testing.T) {
 	}
 	form := url.Values{"login": {"onemore"}, "password": {"long-enough-1"}}
 	if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode != http.StatusTooManyRequests {
-		t.Errorf("sign-up %d: %d", web.MaxSignups+1, resp.StatusCode)
+		t.Errorf("sign-up %d: %d", portal.DefaultSignupLimit+1, resp.StatusCode)
 	}
 	st.clock.add(web.SignupWindow)
 	if resp := st.post(st.client(), "/signup", form, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("after the window: %d", resp.StatusCode)
+	}
+}
+
+// TestSignUpLimitIsASetting: the admin sets how many accounts one source
+// makes an hour, or none (0 on the form); with assigned servers there is
+// none.
+func TestSignUpLimitIsASetting(t *testing.T) {
+	st := newSite(t)
+	n := 0
+	signup := func() int {
+		n++
+		form := url.Values{"login": {"user" + strconv.Itoa(n)}, "password": {"long-enough-1"}}
+		return st.post(st.client(), "/signup", form, nil).StatusCode
+	}
+	settings := func(extra url.Values) {
+		form := url.Values{"problem": {example.Name}}
+		for k, v := range extra {
+			form[k] = v
+		}
+		if resp := st.post(st.users["admin"], "/admin/contest", form, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("settings %v: %d", extra, resp.StatusCode)
+		}
+	}
+	settings(url.Values{"signup_limit": {"2"}})
+	if a, b, c := signup(), signup(), signup(); a != http.StatusSeeOther || b != http.StatusSeeOther || c != http.StatusTooManyRequests {
+		t.Errorf("with a limit of 2: %d, %d, %d", a, b, c)
+	}
+	settings(url.Values{"signup_limit": {"0"}})
+	for range portal.DefaultSignupLimit + 1 {
+		if code := signup(); code != http.StatusSeeOther {
+			t.Fatalf("with no limit: %d", code)
+		}
+	}
+	if _, doc := st.page("admin", "/admin"); doc.Find(`input[name="signup_limit"]`).AttrOr("value", "") != "0" {
+		t.Error("the settings form does not show no limit as 0")
+	}
+	settings(url.Values{"signup_limit": {"1"}, "targets": {"assigned"}})
+	if a, b := signup(), signup(); a != http.StatusSeeOther || b != http.StatusSeeOther {
+		t.Errorf("with assigned servers: %d, %d", a, b)
 	}
 }
 
