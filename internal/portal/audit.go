@@ -34,6 +34,13 @@ const (
 	AuditRerun = "job.rerun"
 	// AuditCancel: a job cancelled.
 	AuditCancel = "job.cancel"
+	// AuditTeamRename: a team's name changed.
+	AuditTeamRename = "team.rename"
+	// AuditTeamRemove: a team without members or jobs removed.
+	AuditTeamRemove = "team.remove"
+	// AuditPassword: an account's owner changed its password (the entry's
+	// actor is the owner).
+	AuditPassword = "account.password"
 )
 
 // AuditEntry is one admin action.
