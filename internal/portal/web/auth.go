@@ -224,6 +224,51 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, v viewer) error 
 	return seeOther(w, r, "/team")
 }
 
+// accountView is the account page's: its password form, and when sent
+// back, what was wrong or that the change was made.
+type accountView struct {
+	layout
+	Error   string
+	Changed bool
+}
+
+func (s *Server) accountPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	return s.render(w, r, http.StatusOK, "account", v, &accountView{Changed: r.URL.Query().Has("changed")})
+}
+
+// changePassword sets the viewer's password, the current one given: a
+// wrong one counts as a failed sign-in (a session left open on a shared
+// machine guesses no faster than the sign-in form). The viewer's other
+// sessions end; this one stays.
+func (s *Server) changePassword(w http.ResponseWriter, r *http.Request, v viewer) error {
+	again := func(code int, msg string) error { // the form again, with what is wrong
+		return s.render(w, r, code, "account", v, &accountView{Error: msg})
+	}
+	after, forgive := s.limiter.reserve(signInRules(v.Login, source(s.clientAddress(r)))...)
+	if after > 0 {
+		return &retryError{after: after, what: "failed sign-ins"}
+	}
+	_, hash, err := s.store.AccountByLogin(r.Context(), v.Login)
+	if err != nil {
+		return err
+	}
+	if !s.cfg.Passwords.Match(hash, r.PostFormValue("current")) {
+		return again(http.StatusUnauthorized, "the current password is wrong")
+	}
+	forgive()
+	password := r.PostFormValue("password")
+	if password != r.PostFormValue("again") {
+		return again(http.StatusBadRequest, "the two new passwords differ")
+	}
+	if hash, err = s.cfg.Passwords.Hash(password); err != nil {
+		return again(http.StatusBadRequest, err.Error())
+	}
+	if err := s.store.ChangePassword(r.Context(), v.Account, hash, portal.TokenHash(v.token)); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/account?changed")
+}
+
 func (s *Server) startSession(w http.ResponseWriter, r *http.Request, a portal.Account) error {
 	token, hash := portal.NewToken()
 	expires := s.cfg.Now().Add(s.cfg.SessionTTL)

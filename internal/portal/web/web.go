@@ -252,6 +252,8 @@ func (s *Server) table() []route {
 		{"POST /logout", anyone, page, s.logout},
 		{"GET /signin/{token}", anyone, page, s.signInPage},
 		{"POST /signin/{token}", anyone, page, s.signIn},
+		{"GET /account", member, page, s.accountPage},
+		{"POST /account/password", member, page, s.changePassword},
 
 		{"GET /team", member, page, s.teamPage},
 		{"POST /team", member, page, s.createTeam},

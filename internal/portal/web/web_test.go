@@ -298,6 +298,7 @@ func TestAccessMatrix(t *testing.T) {
 		{"/announcements", want{ok, ok, ok, ok}},
 		{"/notices/events", want{ok, ok, ok, ok}},
 		{"/clarifications", want{see, ok, ok, ok}},
+		{"/account", want{see, ok, ok, ok}},
 		// The API, with sessions: they count for nothing there (with
 		// tokens: tokenMatrix).
 		{"/api/v1/leaderboard", want{ok, ok, ok, ok}},
@@ -370,6 +371,8 @@ func TestAccessMatrix(t *testing.T) {
 		{"/admin/clarifications/999999", url.Values{"answer": {"No."}}, want{denied, denied, denied, notFound}},
 		{"/team/tokens", url.Values{"name": {"ci"}}, want{denied, ok, ok, denied}},
 		{"/team/tokens/{ATOK}/revoke", url.Values{}, want{denied, see, notFound, denied}},
+		{"/account/password", url.Values{"current": {"wrong-password"}, "password": {"long-enough-1"}, "again": {"long-enough-1"}},
+			want{denied, http.StatusUnauthorized, http.StatusUnauthorized, http.StatusUnauthorized}},
 	}
 	for _, p := range posts {
 		for _, who := range []string{"anon", "a", "b", "admin"} {
