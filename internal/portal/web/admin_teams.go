@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"encoding/csv"
 	"errors"
@@ -39,7 +40,92 @@ func (s *Server) setTeamPlace(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err := s.store.SetTeamPlace(r.Context(), portal.ActorOf(v.Account), id, place); err != nil {
 		return err
 	}
-	return seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
+	return seeOther(w, r, backTo(r, id))
+}
+
+// backTo is where a team's form goes back to: the page it names (the
+// team's own page), else the team's line on the admin page.
+func backTo(r *http.Request, teamID int64) string {
+	return cmp.Or(localPath(r.PostFormValue("next")), "/admin#team-"+strconv.FormatInt(teamID, 10))
+}
+
+// adminTeamJobs is how many of a team's jobs its admin page lists.
+const adminTeamJobs = 20
+
+// adminTeamView is the organiser's page of one team.
+type adminTeamView struct {
+	layout
+	Team            portal.Team
+	Brackets        []string
+	MaxExtraMinutes int
+	MaxTeamName     int
+	MaxDQReason     int
+	Members         []portal.Account
+	Servers         []portal.Server
+	Jobs            []portal.Job
+	OlderJobs       int
+	// Removable: the team has no member and no job (store.RemoveTeam).
+	Removable bool
+}
+
+// adminTeamPage is one team for the organiser: its members (each with a
+// password-reset link), servers, place on the board, jobs and
+// disqualification, and its name.
+func (s *Server) adminTeamPage(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r, "team")
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	team, err := s.store.Team(ctx, id)
+	if err != nil {
+		return err
+	}
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
+	view := &adminTeamView{Team: team, Brackets: c.Settings.Brackets, MaxExtraMinutes: maxExtraMinutes,
+		MaxTeamName: portal.MaxTeamName, MaxDQReason: portal.MaxDQReason}
+	if view.Members, err = s.store.TeamMembers(ctx, id); err != nil {
+		return err
+	}
+	if view.Servers, err = s.store.TeamServers(ctx, id); err != nil {
+		return err
+	}
+	if view.Jobs, err = s.store.TeamJobs(ctx, id); err != nil {
+		return err
+	}
+	view.Removable = len(view.Members) == 0 && len(view.Jobs) == 0
+	if n := len(view.Jobs); n > adminTeamJobs {
+		view.Jobs, view.OlderJobs = view.Jobs[:adminTeamJobs], n-adminTeamJobs
+	}
+	return s.render(w, r, http.StatusOK, "admin_team", v, view)
+}
+
+// renameTeam gives a team a new name (one that does not look like
+// another team's).
+func (s *Server) renameTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r, "team")
+	if err != nil {
+		return err
+	}
+	if err := s.store.RenameTeam(r.Context(), portal.ActorOf(v.Account), id, r.PostFormValue("name")); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/admin/teams/"+strconv.FormatInt(id, 10))
+}
+
+// removeTeam removes a team that has no member and no job.
+func (s *Server) removeTeam(w http.ResponseWriter, r *http.Request, v viewer) error {
+	id, err := pathID(r, "team")
+	if err != nil {
+		return err
+	}
+	if err := s.store.RemoveTeam(r.Context(), portal.ActorOf(v.Account), id); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/admin#teams")
 }
 
 // disqualify disqualifies a team with a reason, or changes the reason.
@@ -60,7 +146,7 @@ func (s *Server) setDisqualified(w http.ResponseWriter, r *http.Request, v viewe
 	if err := s.store.SetDisqualified(r.Context(), portal.ActorOf(v.Account), id, dq, r.PostFormValue("reason")); err != nil {
 		return err
 	}
-	return seeOther(w, r, "/admin#team-"+strconv.FormatInt(id, 10))
+	return seeOther(w, r, backTo(r, id))
 }
 
 // MaxImport is the largest team file the import reads: 600 teams of three
