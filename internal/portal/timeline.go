@@ -113,6 +113,37 @@ func (t Timeline) Frozen(now time.Time) bool {
 // Revealed reports whether the final board has been revealed by now.
 func (t Timeline) Revealed(now time.Time) bool { return reached(t.RevealsAt, now) }
 
+// CanSetNow refuses to set event e's time to now when that makes no sense
+// in the contest's state: e has come already (registration is open when
+// its time is unset); a later event has come before it (Check), or the
+// event that ends e's use has (the end for a start or a freeze, the reveal
+// for the end); the contest has not started (a freeze or an end), or has
+// not ended (a reveal of a contest that has an end). The admin's "now"
+// buttons are active only when it passes.
+func (t Timeline) CanSetNow(e Event, now time.Time) error {
+	at, err := t.At(e)
+	if err != nil {
+		return err
+	}
+	if reached(*at, now) {
+		return Errorf(CodeConflict, "the contest's %s came already, at %s", e, stamp(*at))
+	}
+	switch {
+	case e == EventRegistration && t.RegistrationOpen(now):
+		return Errorf(CodeConflict, "registration is open already")
+	case (e == EventStart || e == EventFreeze) && reached(t.EndsAt, now):
+		return Errorf(CodeConflict, "the contest has ended: no %s after the end", e)
+	case (e == EventFreeze || e == EventEnd) && !t.Started(now):
+		return Errorf(CodeConflict, "the contest has not started: no %s before the start", e)
+	case e == EventEnd && reached(t.RevealsAt, now):
+		return Errorf(CodeConflict, "the final board is revealed: no end after the reveal")
+	case e == EventReveal && !t.EndsAt.IsZero() && !reached(t.EndsAt, now):
+		return Errorf(CodeConflict, "the contest has not ended: the final board is revealed after the end")
+	}
+	*at = now
+	return t.Check()
+}
+
 // Phase is where the contest stands for a team.
 type Phase string
 

@@ -117,3 +117,38 @@ func TestBoards(t *testing.T) {
 		}
 	}
 }
+
+// TestCanSetNow: a "now" is refused when it makes no sense in the
+// contest's state.
+func TestCanSetNow(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	started := portal.Timeline{StartsAt: t0.Add(-time.Hour)}
+	ended := portal.Timeline{StartsAt: t0.Add(-2 * time.Hour), EndsAt: t0.Add(-time.Hour)}
+	revealed := portal.Timeline{StartsAt: t0.Add(-3 * time.Hour), EndsAt: t0.Add(-2 * time.Hour), RevealsAt: t0.Add(-time.Hour)}
+	notYet := portal.Timeline{RegistrationAt: t0.Add(time.Hour), StartsAt: t0.Add(2 * time.Hour)}
+	cases := []struct {
+		t    portal.Timeline
+		e    portal.Event
+		want bool
+	}{
+		{portal.Timeline{}, portal.EventRegistration, false}, // open already
+		{notYet, portal.EventRegistration, true},
+		{notYet, portal.EventFreeze, false}, // not started
+		{notYet, portal.EventEnd, false},
+		{started, portal.EventStart, false}, // came already
+		{started, portal.EventFreeze, true},
+		{started, portal.EventEnd, true},
+		{started, portal.EventReveal, true}, // no end set
+		{ended, portal.EventStart, false},
+		{ended, portal.EventFreeze, false},
+		{ended, portal.EventReveal, true},
+		{portal.Timeline{StartsAt: t0.Add(-time.Hour), EndsAt: t0.Add(time.Hour)}, portal.EventReveal, false},
+		{revealed, portal.EventEnd, false},
+		{revealed, portal.EventReveal, false},
+	}
+	for i, c := range cases {
+		if err := c.t.CanSetNow(c.e, t0); (err == nil) != c.want {
+			t.Errorf("case %d, %s now: %v, want allowed %t", i, c.e, err, c.want)
+		}
+	}
+}

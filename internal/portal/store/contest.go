@@ -253,11 +253,11 @@ func (s *Store) SetNow(ctx context.Context, by portal.Actor, e portal.Event) (ti
 			return err
 		}
 		now = tx.stamp()
-		before := *at
-		*at = now
-		if err := c.Timeline.Check(); err != nil {
+		if err := c.Timeline.CanSetNow(e, now); err != nil {
 			return err
 		}
+		before := *at
+		*at = now
 		if err := tx.SetContest(ctx, c); err != nil {
 			return err
 		}
