@@ -27,7 +27,8 @@ type adminView struct {
 	State           portal.Phase
 	Frozen          bool
 	Revealed        bool
-	Events          []portal.Event
+	Now             []nowButton
+	Started         bool
 	Problems        []string
 	Rules           []portal.RankRule
 	Brackets        string // comma-separated, as the form takes them
@@ -65,7 +66,7 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 	return s.render(w, r, http.StatusOK, "admin", v, &adminView{
 		Contest: c, State: c.Phase(now, 0), Frozen: c.Frozen(now), Revealed: c.Revealed(now),
 		Problems: s.cfg.Problems, Teams: ro.teams, Members: members, Workers: workers, Accounts: len(ro.accounts),
-		Events: portal.Events(), Rules: []portal.RankRule{portal.RankLatest, portal.RankBest},
+		Now: nowButtons(c.Timeline, now), Started: c.Problem != "" && c.Started(now), Rules: []portal.RankRule{portal.RankLatest, portal.RankBest},
 		Brackets: strings.Join(c.Settings.Brackets, ", "), NoHealthyWorker: !anyHealthy(workers),
 		Networks:       strings.Join(portal.CIDRs(c.Settings.TargetNetworks), ", "),
 		MaxLoadSeconds: maxLoadSeconds, MaxMembers: portal.MaxMembers, MaxExtraMinutes: maxExtraMinutes,
@@ -73,6 +74,51 @@ func (s *Server) adminPage(w http.ResponseWriter, r *http.Request, v viewer) err
 		// A contest not set up yet is proposed assigned servers.
 		Assigned: c.Settings.AssignedServers || c.Problem == "",
 	})
+}
+
+// nowButton is one of the timeline's "now" buttons: active when setting
+// its event now makes sense (portal.Timeline.CanSetNow), otherwise
+// disabled with the reason; Confirm is what it asks first ("" for
+// nothing).
+type nowButton struct {
+	Event   portal.Event
+	Label   string
+	Refused string
+	Confirm string
+}
+
+// nowButtons are the timeline's buttons in the contest's state now.
+func nowButtons(t portal.Timeline, now time.Time) []nowButton {
+	var out []nowButton
+	for _, e := range portal.Events() {
+		b := nowButton{Event: e, Label: nowLabel(e)}
+		if err := t.CanSetNow(e, now); err != nil {
+			b.Refused = err.Error()
+		}
+		switch e {
+		case portal.EventEnd:
+			b.Confirm = "End the contest now? No team can enqueue a benchmark after it, except those with extra time."
+		case portal.EventReveal:
+			b.Confirm = "Reveal the final board now? Everyone sees every score, hidden by the freeze until now; it cannot be hidden again."
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// nowLabel is a "now" button's text.
+func nowLabel(e portal.Event) string {
+	switch e {
+	case portal.EventRegistration:
+		return "Open registration now"
+	case portal.EventStart:
+		return "Start now"
+	case portal.EventFreeze:
+		return "Freeze now"
+	case portal.EventEnd:
+		return "End now"
+	}
+	return "Reveal now"
 }
 
 // formSignupLimit is the settings' sign-up limit as the form shows it: the
@@ -100,6 +146,10 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) er
 	problem := r.PostFormValue("problem")
 	if !slices.Contains(s.cfg.Problems, problem) {
 		return portal.Errorf(portal.CodeInvalid, "no problem %q", problem)
+	}
+	if problem != c.Problem && c.Problem != "" && c.Started(s.cfg.Now()) && r.PostFormValue("problem_change") != "yes" {
+		return portal.Errorf(portal.CodeConflict, "the contest has started: changing the problem from %s to %s "+
+			"makes every score so far one of another problem; confirm the change on the admin page", c.Problem, problem)
 	}
 	load, settings := c.LoadDuration, c.Settings
 	if n, set, err := formNumber(r, "load_seconds", 0, maxLoadSeconds, "the load, in seconds (0: the engine's default),"); err != nil {
@@ -147,14 +197,15 @@ func (s *Server) setContest(w http.ResponseWriter, r *http.Request, v viewer) er
 	return seeOther(w, r, "/admin")
 }
 
-// parseTime reads a time of a form: empty for none, else UTC as a
-// datetime-local input sends it (seconds optional) or RFC 3339.
+// parseTime reads a time of a form: empty for none, else UTC on a 24-hour
+// clock as the form shows it ("2026-12-01 10:00", seconds optional; a "T"
+// for the space too) or RFC 3339.
 func parseTime(r *http.Request, field string) (time.Time, error) {
 	in := strings.TrimSpace(r.PostFormValue(field))
 	if in == "" {
 		return time.Time{}, nil
 	}
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano} {
+	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339Nano} {
 		if t, err := time.ParseInLocation(layout, in, time.UTC); err == nil {
 			return t.UTC(), nil
 		}

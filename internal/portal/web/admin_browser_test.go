@@ -13,6 +13,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/tunecon/tunecon/kit/apptest/servers"
+	"github.com/tunecon/tunecon/problems"
+	"github.com/tunecon/tunecon/problems/example"
 )
 
 // viewports are the sizes every page of the admin room is checked at: a
@@ -117,5 +119,84 @@ func TestAdminTeamInABrowser(t *testing.T) {
 	))
 	if name, err := text(org, `h1#team-name`); err != nil || name != "Busy Bees" {
 		t.Errorf("the page after the rename: %q (%v)", name, err)
+	}
+}
+
+// TestTimelineInABrowser is the admin page in Chromium: it fits a laptop
+// and a phone; the timeline's buttons follow the contest's state; ending
+// and revealing ask first, and a refusal changes nothing; a change of
+// problem after the start asks first too.
+func TestTimelineInABrowser(t *testing.T) {
+	path, err := servers.Chromium()
+	servers.Require(t, err)
+	st := newSite(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	org := browser(t, ctx, path)
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	active := func() string {
+		t.Helper()
+		got, err := chromedp.Run(org, chromedp.Evaluate[string](
+			`[...document.querySelectorAll("div.now button:not([disabled])")].map(b => b.dataset.event).join(" ")`))
+		must("the active buttons", err)
+		return got
+	}
+	asked := func() string {
+		t.Helper()
+		got, err := chromedp.Run(org, chromedp.Evaluate[string](`document.body.dataset.asked || ""`))
+		must("what was asked", err)
+		return got
+	}
+	must("the organiser opens the admin page", chromedp.Do(org, logIn(st.url, "root", "/admin"),
+		chromedp.WaitVisible(css(`div.now`))))
+	fits(t, org, "contest")
+	if got := active(); got != "start freeze end reveal" { // registration is open
+		t.Errorf("active buttons of a contest with no times: %q", got)
+	}
+	end := `div.now button[data-event=end]`
+	must("end, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(end))))
+	if a := asked(); !strings.HasPrefix(a, "End the contest now?") {
+		t.Errorf("ending asked %q", a)
+	}
+	if state, err := text(org, `#contest-state`); err != nil || state != "running" {
+		t.Errorf("after a refused end the contest is %q (%v)", state, err)
+	}
+	must("end, confirmed", chromedp.Do(org, answerConfirm(true), submit(end)))
+	if state, err := text(org, `#contest-state`); err != nil || state != "over" {
+		t.Errorf("after the end the contest is %q (%v)", state, err)
+	}
+	if got := active(); got != "reveal" {
+		t.Errorf("active buttons after the end: %q, want the reveal only", got)
+	}
+	reveal := `div.now button[data-event=reveal]`
+	must("reveal, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(reveal))))
+	if a := asked(); !strings.HasPrefix(a, "Reveal the final board now?") {
+		t.Errorf("revealing asked %q", a)
+	}
+	must("reveal, confirmed", chromedp.Do(org, answerConfirm(true), submit(reveal)))
+	if got := active(); got != "" {
+		t.Errorf("active buttons after the reveal: %q, want none", got)
+	}
+	fits(t, org, "contest-over")
+
+	other := ""
+	for _, p := range problems.Names() {
+		if p != example.Name {
+			other = p
+		}
+	}
+	must("another problem, refused at the question", chromedp.Do(org, answerConfirm(false),
+		chromedp.SetValue(css(`#settings select[name=problem]`), other),
+		chromedp.Click(css(`#settings button[type=submit]`))))
+	if a := asked(); !strings.Contains(a, "Change the problem from "+example.Name+" to "+other) {
+		t.Errorf("a change of problem asked %q", a)
+	}
+	if c, err := st.store.Contest(context.Background()); err != nil || c.Problem != example.Name {
+		t.Errorf("the problem after a refused change: %q (%v)", c.Problem, err)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/problems"
+	"github.com/tunecon/tunecon/problems/example"
 )
 
 // TestAdminTeamPage: the organiser's page of a team shows its members,
@@ -73,5 +75,28 @@ func TestAdminTeamPage(t *testing.T) {
 		if !strings.Contains(strings.Join(actions, " "), want) {
 			t.Errorf("the audit log %v has no %s", actions, want)
 		}
+	}
+}
+
+// TestProblemChangeAfterTheStart: once the contest has started the problem
+// changes only when the form says the change was confirmed.
+func TestProblemChangeAfterTheStart(t *testing.T) {
+	st := newSite(t)
+	other := ""
+	for _, p := range problems.Names() {
+		if p != example.Name {
+			other = p
+		}
+	}
+	form := url.Values{"problem": {other}}
+	if resp := st.post(st.users["admin"], "/admin/contest", form, nil); resp.StatusCode != http.StatusConflict {
+		t.Errorf("an unconfirmed change of problem: %d", resp.StatusCode)
+	}
+	form.Set("problem_change", "yes")
+	if resp := st.post(st.users["admin"], "/admin/contest", form, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("a confirmed change of problem: %d", resp.StatusCode)
+	}
+	if c, err := st.store.Contest(context.Background()); err != nil || c.Problem != other {
+		t.Errorf("the problem: %q, %v", c.Problem, err)
 	}
 }

@@ -157,6 +157,7 @@ func TestContestDayInABrowser(t *testing.T) {
 	now := func(event, done string) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(
 			chromedp.Navigate(st.url+"/admin"),
+			answerConfirm(true), // the end and the reveal ask first
 			submit(`button[data-event=`+event+`]`),
 			until(done, 5*time.Second),
 		)
@@ -269,6 +270,7 @@ func TestContestDayInABrowser(t *testing.T) {
 	const reason = "its validation run scored 42.9% of its final score"
 	must("staff disqualify team B", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin"),
 		chromedp.SendKeys(css(idB+` form[action$="/disqualify"] input[name=reason]`), reason),
+		answerConfirm(true),
 		chromedp.Click(css(idB+` form[action$="/disqualify"] button`)),
 		chromedp.WaitVisible(css(idB+`.dq`)), chromedp.ScrollIntoView(css(idB)), dayShot("disqualify")))
 	if line, err := text(staff, idB); err != nil || !strings.Contains(line, reason) {

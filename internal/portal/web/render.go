@@ -153,13 +153,13 @@ func parsePages() (map[string]*template.Template, error) {
 		// (Math.round), so a live update never changes a score's digits.
 		"score": func(f float64) string { return strconv.FormatFloat(math.Round(f), 'f', 0, 64) },
 		"add":   func(a, b int) int { return a + b },
-		// local is a time as a datetime-local input takes it, in UTC, to
-		// the second ("" when unset).
+		// local is a time as the timeline form shows it, in UTC on a
+		// 24-hour clock, to the second ("" when unset).
 		"local": func(t time.Time) string {
 			if t.IsZero() {
 				return ""
 			}
-			return t.UTC().Format("2006-01-02T15:04:05")
+			return t.UTC().Format("2006-01-02 15:04:05")
 		},
 	}
 	entries, err := fs.Glob(files, "templates/*.html")
