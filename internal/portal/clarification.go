@@ -68,6 +68,9 @@ type Clarification struct {
 	AnsweredAt time.Time
 	AnsweredBy string
 	Published  bool
+	// ClaimedBy is the staff login answering it ("" for nobody): while it
+	// waits, only they may answer.
+	ClaimedBy string
 }
 
 // Answered reports whether staff answered c.

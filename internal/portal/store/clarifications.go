@@ -153,13 +153,13 @@ func (s *Store) Ask(ctx context.Context, by portal.Account, text string) (portal
 }
 
 const clarificationColumns = `c.id, c.team_id, t.name, c.asker, c.asked_at, c.original, c.question, c.answer, c.answered_at,
-	c.answerer, c.published`
+	c.answerer, c.published, c.claimer`
 
 func scanClarification(r scanner) (portal.Clarification, error) {
 	var c portal.Clarification
 	var answered sql.NullTime
 	err := r.Scan(&c.ID, &c.TeamID, &c.TeamName, &c.AskedBy, &c.AskedAt, &c.Original, &c.Question, &c.Answer, &answered,
-		&c.AnsweredBy, &c.Published)
+		&c.AnsweredBy, &c.Published, &c.ClaimedBy)
 	c.AnsweredAt = answered.Time
 	return c, err
 }
@@ -257,6 +257,9 @@ func (s *Store) AnswerClarification(ctx context.Context, by portal.Actor, id int
 		if err != nil {
 			return notFound(err, "clarification %d", id)
 		}
+		if c.ClaimedBy != "" && c.ClaimedBy != by.Login && !c.Answered() {
+			return portal.Errorf(portal.CodeConflict, "%s has claimed clarification %d and is answering it", c.ClaimedBy, id)
+		}
 		if question == "" {
 			question = c.Question
 		}
@@ -295,4 +298,36 @@ func (s *Store) AnswerClarification(ctx context.Context, by portal.Actor, id int
 		return tx.Audit(ctx, by, action, fmt.Sprintf("clarification %d (team %d, %s)", id, c.TeamID, c.TeamName), changes)
 	})
 	return c, err
+}
+
+// ClaimClarification claims a waiting question for by, who then alone may
+// answer it, or with claim false gives by's claim up. Of two claims at
+// once one wins (a compare-and-set); a question claimed by another or
+// answered already is refused (CodeConflict). A claim is no answer: the
+// audit log does not record it.
+func (q *queries) ClaimClarification(ctx context.Context, by portal.Actor, id int64, claim bool) error {
+	query, args := `UPDATE clarifications SET claimer = ?, version = version + 1
+		WHERE id = ? AND claimer = '' AND answered_at IS NULL`, []any{by.Login, id}
+	if !claim {
+		query, args = `UPDATE clarifications SET claimer = '', version = version + 1 WHERE id = ? AND claimer = ?`, []any{id, by.Login}
+	}
+	res, err := q.exec(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store: claiming clarification %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return nil
+	}
+	c, err := q.Clarification(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case !claim:
+		return portal.Errorf(portal.CodeConflict, "clarification %d is not yours to give up", id)
+	case c.ClaimedBy == by.Login:
+		return nil
+	case c.Answered():
+		return portal.Errorf(portal.CodeConflict, "clarification %d is answered already, by %s", id, c.AnsweredBy)
+	}
+	return portal.Errorf(portal.CodeConflict, "%s has claimed clarification %d and is answering it", c.ClaimedBy, id)
 }

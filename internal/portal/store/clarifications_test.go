@@ -292,3 +292,54 @@ func testOpenQuestionsLimit(t *testing.T, db storetest.System) {
 		t.Errorf("past the limit again: %v", err)
 	}
 }
+
+// TestClaimClarification: one staff member claims a waiting question and
+// alone answers it; another's claim and answer are refused until the
+// claim is given up; an answered question is claimed by nobody.
+func TestClaimClarification(t *testing.T) { systems.Run(t, testClaimClarification) }
+
+func testClaimClarification(t *testing.T, db storetest.System) {
+	ctx := context.Background()
+	clock := &fakeClock{t: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}
+	s := open(t, db.NewDSN(t), clock.Now)
+	a, err := s.CreateAccount(ctx, "alice", "x", portal.RoleContestant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateTeamFor(ctx, a.ID, "Cats", ""); err != nil {
+		t.Fatal(err)
+	}
+	a.TeamID = 1
+	q, err := s.Ask(ctx, a, "May we?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, bea := portal.Actor{ID: 1, Login: "ann"}, portal.Actor{ID: 2, Login: "bea"}
+	if err := s.ClaimClarification(ctx, ann, q.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClaimClarification(ctx, ann, q.ID, true); err != nil {
+		t.Errorf("claiming one's own claim again: %v", err)
+	}
+	if err := s.ClaimClarification(ctx, bea, q.ID, true); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("a second claim: %v, want a conflict", err)
+	}
+	if _, err := s.AnswerClarification(ctx, bea, q.ID, store.Answer{Answer: "Yes."}); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("an answer by another: %v, want a conflict", err)
+	}
+	if err := s.ClaimClarification(ctx, bea, q.ID, false); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("giving up another's claim: %v, want a conflict", err)
+	}
+	if c, err := s.Clarification(ctx, q.ID); err != nil || c.ClaimedBy != "ann" {
+		t.Errorf("claimed by %q (%v), want ann", c.ClaimedBy, err)
+	}
+	if _, err := s.AnswerClarification(ctx, ann, q.ID, store.Answer{Answer: "Yes."}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ClaimClarification(ctx, bea, q.ID, true); portal.ErrorCode(err) != portal.CodeConflict {
+		t.Errorf("claiming an answered question: %v, want a conflict", err)
+	}
+	if _, err := s.AnswerClarification(ctx, bea, q.ID, store.Answer{Answer: "Yes, within the rules."}); err != nil {
+		t.Errorf("another changing an answered question's answer: %v", err)
+	}
+}
