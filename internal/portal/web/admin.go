@@ -403,3 +403,25 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, v viewer) error 
 	}
 	return seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(id, 10))
 }
+
+// claim claims a waiting question for the viewer, who then alone answers
+// it.
+func (s *Server) claim(w http.ResponseWriter, r *http.Request, v viewer) error {
+	return s.setClaim(w, r, v, true)
+}
+
+// release gives the viewer's claim of a question up.
+func (s *Server) release(w http.ResponseWriter, r *http.Request, v viewer) error {
+	return s.setClaim(w, r, v, false)
+}
+
+func (s *Server) setClaim(w http.ResponseWriter, r *http.Request, v viewer, claim bool) error {
+	id, err := pathID(r, "clarification")
+	if err != nil {
+		return err
+	}
+	if err := s.store.ClaimClarification(r.Context(), portal.ActorOf(v.Account), id, claim); err != nil {
+		return err
+	}
+	return seeOther(w, r, "/clarifications#c-"+strconv.FormatInt(id, 10))
+}

@@ -40,7 +40,8 @@ func signIn(base, login, next string) chromedp.Action[chromedp.Void] {
 }
 
 // TestClarificationsInABrowser: team A asks in one browser; in a second
-// browser, staff (one browser context) publish the question, its text
+// browser, staff (one browser context) claim the question, the page
+// fitting a laptop and a phone before and after, and publish it, its text
 // edited, with a canned answer, while team B's page (another context) shows
 // it without a reload; the staff's view still shows the question as asked,
 // team B never sees it. Then an announcement reaches team B's open contest
@@ -85,7 +86,12 @@ func TestClarificationsInABrowser(t *testing.T) {
 			!document.querySelector('nav .badge[data-count=unanswered]').hidden`, 10*time.Second),
 		snap("staff-sees"),
 	))
+	fits(t, staff, "clarification-waiting")
+	must("staff claim it", chromedp.Do(staff, submit(`#clarifications article.waiting form.claim button`),
+		chromedp.WaitVisible(css(`#clarifications article.waiting form.answer-form`))))
+	fits(t, staff, "clarification-claimed")
 	must("staff publish it, edited, with a canned answer", chromedp.Do(staff,
+		chromedp.Click(css(`#clarifications article.waiting details.edit-question summary`)),
 		chromedp.SetValue(css(`#clarifications article.waiting textarea[name=question]`), edited),
 		chromedp.SetValue(css(`#clarifications article.waiting select[name=canned]`), "Yes."),
 		chromedp.Click(css(`#clarifications article.waiting input[name=publish]`)),

@@ -293,6 +293,8 @@ func (s *Server) table() []route {
 		{"GET /admin/ceremony", admin, page, s.ceremonyPage},
 		{"POST /admin/announcements", admin, page, s.announce},
 		{"POST /admin/clarifications/{id}", admin, page, s.answer},
+		{"POST /admin/clarifications/{id}/claim", admin, page, s.claim},
+		{"POST /admin/clarifications/{id}/release", admin, page, s.release},
 		{"GET /admin/jobs", admin, page, s.adminJobsPage},
 		{"GET /admin/jobs/{id}", admin, page, s.adminJobPage},
 		{"POST /admin/jobs/{id}/rerun", admin, page, s.rerun},
