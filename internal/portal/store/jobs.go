@@ -122,6 +122,47 @@ func (q *queries) Jobs(ctx context.Context, states ...portal.JobState) ([]portal
 	return q.listJobs(ctx, query+` ORDER BY id DESC`, stateArgs(states)...)
 }
 
+// JobFilter picks jobs for the admin's list: each field set narrows it.
+type JobFilter struct {
+	State  portal.JobState
+	TeamID int64
+	Worker string
+	// Before keeps jobs with lower ids: the page after one that ended at
+	// the job Before.
+	Before int64
+	// Limit is the most jobs read (all when zero).
+	Limit int
+}
+
+// JobsPage lists the jobs f picks, the newest first.
+func (q *queries) JobsPage(ctx context.Context, f JobFilter) ([]portal.Job, error) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	if f.State != "" {
+		add(`state = ?`, string(f.State))
+	}
+	if f.TeamID != 0 {
+		add(`team_id = ?`, f.TeamID)
+	}
+	if f.Worker != "" {
+		add(`worker = ?`, f.Worker)
+	}
+	if f.Before != 0 {
+		add(`id < ?`, f.Before)
+	}
+	query := `SELECT ` + jobColumns + ` FROM jobs`
+	if len(where) > 0 {
+		query += ` WHERE ` + strings.Join(where, ` AND `)
+	}
+	query += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	return q.listJobs(ctx, query, args...)
+}
+
 func placeholders(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), ", ") }
 
 func stateArgs(states []portal.JobState) []any {
