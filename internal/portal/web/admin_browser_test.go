@@ -125,7 +125,7 @@ func TestAdminTeamInABrowser(t *testing.T) {
 // TestTimelineInABrowser is the admin page in Chromium: it fits a laptop
 // and a phone; the timeline's buttons follow the contest's state; ending
 // and revealing ask first, and a refusal changes nothing; a change of
-// problem after the start asks first too.
+// problem after the start asks first too. The jobs' page fits as well.
 func TestTimelineInABrowser(t *testing.T) {
 	path, err := servers.Chromium()
 	servers.Require(t, err)
@@ -199,4 +199,7 @@ func TestTimelineInABrowser(t *testing.T) {
 	if c, err := st.store.Contest(context.Background()); err != nil || c.Problem != example.Name {
 		t.Errorf("the problem after a refused change: %q (%v)", c.Problem, err)
 	}
+	must("the organiser opens the jobs", chromedp.Do(org, chromedp.Navigate(st.url+"/admin/jobs"),
+		chromedp.WaitVisible(css(`#queue`))))
+	fits(t, org, "jobs")
 }

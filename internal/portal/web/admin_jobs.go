@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
@@ -80,16 +81,138 @@ func (s *Server) clearWorker(w http.ResponseWriter, r *http.Request, v viewer) e
 	return seeOther(w, r, "/admin#workers")
 }
 
-// adminJobsView is the list of every job, the newest first, with the
-// teams' names by id.
+// AdminJobsPage is how many jobs a page of /admin/jobs lists.
+const AdminJobsPage = 50
+
+// adminJobsView is a page of the jobs the filter picks, the newest first,
+// with the teams' names by id, the queue's summary, and the next page's
+// link ("" on the last).
 type adminJobsView struct {
 	layout
-	Jobs  []portal.Job
-	Teams map[int64]string
+	Jobs   []portal.Job
+	Teams  []portal.Team
+	Names  map[int64]string
+	Filter jobsFilter
+	States []portal.JobState
+	Queue  queueSummary
+	Next   string
 }
 
+// jobsFilter is /admin/jobs's query: ?state=&team=&worker=&before=.
+type jobsFilter struct {
+	State  portal.JobState
+	TeamID int64
+	Worker string
+	Before int64
+}
+
+// jobStates are the states the filter offers.
+func jobStates() []portal.JobState {
+	return []portal.JobState{portal.JobQueued, portal.JobRunning, portal.JobFinished, portal.JobErrored, portal.JobCancelled}
+}
+
+// readJobsFilter reads the filter, refusing what no job could match.
+func readJobsFilter(r *http.Request) (jobsFilter, error) {
+	q := r.URL.Query()
+	f := jobsFilter{State: portal.JobState(q.Get("state")), Worker: strings.TrimSpace(q.Get("worker"))}
+	if f.State != "" && !slices.Contains(jobStates(), f.State) {
+		return f, portal.Errorf(portal.CodeInvalid, "no job state %q", f.State)
+	}
+	if len(f.Worker) > portal.MaxLogin*4 {
+		return f, portal.Errorf(portal.CodeInvalid, "no worker has so long a name")
+	}
+	for field, to := range map[string]*int64{"team": &f.TeamID, "before": &f.Before} {
+		if in := q.Get(field); in != "" {
+			n, err := strconv.ParseInt(in, 10, 64)
+			if err != nil || n < 1 {
+				return f, portal.Errorf(portal.CodeInvalid, "%s: an id, not %q", field, in)
+			}
+			*to = n
+		}
+	}
+	return f, nil
+}
+
+// query is the filter as a URL query, with before.
+func (f jobsFilter) query(before int64) string {
+	v := url.Values{}
+	if f.State != "" {
+		v.Set("state", string(f.State))
+	}
+	if f.TeamID != 0 {
+		v.Set("team", strconv.FormatInt(f.TeamID, 10))
+	}
+	if f.Worker != "" {
+		v.Set("worker", f.Worker)
+	}
+	v.Set("before", strconv.FormatInt(before, 10))
+	return "?" + v.Encode()
+}
+
+// queueSummary is the queue now: how many jobs wait and run, the running
+// ones by worker, and how long the oldest queued job has waited.
+type queueSummary struct {
+	Queued, Running int
+	ByWorker        []workerCount
+	OldestWait      time.Duration
+}
+
+type workerCount struct {
+	Worker string
+	Jobs   int
+}
+
+// summarize makes the queue's summary of the active jobs.
+func summarize(active []portal.Job, now time.Time) queueSummary {
+	var q queueSummary
+	counts := map[string]int{}
+	for _, j := range active {
+		switch j.State {
+		case portal.JobQueued:
+			q.Queued++
+			q.OldestWait = max(q.OldestWait, now.Sub(j.CreatedAt).Round(time.Second))
+		case portal.JobRunning:
+			q.Running++
+			counts[j.Worker]++
+		}
+	}
+	for w, n := range counts {
+		q.ByWorker = append(q.ByWorker, workerCount{w, n})
+	}
+	slices.SortFunc(q.ByWorker, func(a, b workerCount) int { return strings.Compare(a.Worker, b.Worker) })
+	return q
+}
+
+func (s *Server) queueNow(r *http.Request) (queueSummary, error) {
+	active, err := s.store.Jobs(r.Context(), portal.JobQueued, portal.JobRunning)
+	if err != nil {
+		return queueSummary{}, err
+	}
+	return summarize(active, s.cfg.Now()), nil
+}
+
+// queueJSON is the queue's summary for the admin pages' script, which
+// keeps it live.
+func (s *Server) queueJSON(w http.ResponseWriter, r *http.Request, v viewer) error {
+	q, err := s.queueNow(r)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	return json.NewEncoder(w).Encode(map[string]any{"queued": q.Queued, "running": q.Running,
+		"by_worker": q.ByWorker, "oldest_wait": q.OldestWait.String()})
+}
+
+// adminJobsPage lists the jobs, AdminJobsPage at a time, the newest first,
+// filtered by state, team and worker, under the queue's summary.
 func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer) error {
-	jobs, err := s.store.Jobs(r.Context())
+	f, err := readJobsFilter(r)
+	if err != nil {
+		return err
+	}
+	jobs, err := s.store.JobsPage(r.Context(), store.JobFilter{State: f.State, TeamID: f.TeamID, Worker: f.Worker,
+		Before: f.Before, Limit: AdminJobsPage + 1})
 	if err != nil {
 		return err
 	}
@@ -97,12 +220,18 @@ func (s *Server) adminJobsPage(w http.ResponseWriter, r *http.Request, v viewer)
 	if err != nil {
 		return err
 	}
-	names := map[int64]string{}
+	view := &adminJobsView{Jobs: jobs, Teams: teams, Names: map[int64]string{}, Filter: f, States: jobStates()}
 	for _, t := range teams {
-		names[t.ID] = t.Name
+		view.Names[t.ID] = t.Name
 	}
-	slices.Reverse(jobs)
-	return s.render(w, r, http.StatusOK, "admin_jobs", v, &adminJobsView{Jobs: jobs, Teams: names})
+	if len(jobs) > AdminJobsPage {
+		view.Jobs = jobs[:AdminJobsPage]
+		view.Next = f.query(view.Jobs[AdminJobsPage-1].ID)
+	}
+	if view.Queue, err = s.queueNow(r); err != nil {
+		return err
+	}
+	return s.render(w, r, http.StatusOK, "admin_jobs", v, view)
 }
 
 func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) error {

@@ -296,6 +296,7 @@ func (s *Server) table() []route {
 		{"POST /admin/clarifications/{id}/claim", admin, page, s.claim},
 		{"POST /admin/clarifications/{id}/release", admin, page, s.release},
 		{"GET /admin/jobs", admin, page, s.adminJobsPage},
+		{"GET /admin/queue.json", admin, page, s.queueJSON},
 		{"GET /admin/jobs/{id}", admin, page, s.adminJobPage},
 		{"POST /admin/jobs/{id}/rerun", admin, page, s.rerun},
 		{"POST /admin/jobs/{id}/cancel", admin, page, s.cancel},

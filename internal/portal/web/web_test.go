@@ -281,6 +281,8 @@ func TestAccessMatrix(t *testing.T) {
 		{"/jobs/" + jobA + "/events", want{denied, ok, notFound, denied}},
 		{"/admin", want{see, denied, denied, ok}},
 		{"/admin/jobs", want{see, denied, denied, ok}},
+		{"/admin/jobs?state=finished&team=1", want{see, denied, denied, ok}},
+		{"/admin/queue.json", want{see, denied, denied, ok}},
 		{"/admin/jobs/" + jobA, want{see, denied, denied, ok}},
 		{"/admin/audit", want{see, denied, denied, ok}},
 		{"/admin/audit.json", want{see, denied, denied, ok}},

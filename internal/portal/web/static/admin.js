@@ -23,3 +23,33 @@ document.addEventListener("submit", (e) => {
     e.preventDefault();
   }
 });
+
+// The queue's summary (data-live-queue) reads the queue again every few
+// seconds.
+document.addEventListener("DOMContentLoaded", () => {
+  const box = document.querySelector("[data-live-queue]");
+  if (!box) {
+    return;
+  }
+  const set = (name, text) => {
+    const el = box.querySelector(`[data-queue="${name}"]`);
+    if (el) {
+      el.textContent = text;
+    }
+  };
+  setInterval(async () => {
+    try {
+      const res = await fetch("/admin/queue.json", { cache: "no-store" });
+      if (!res.ok) {
+        return;
+      }
+      const q = await res.json();
+      set("queued", q.queued);
+      set("running", q.running);
+      set("oldest_wait", q.oldest_wait);
+      set("by_worker", (q.by_worker || []).map((w, i) => (i ? ", " : ": ") + w.Worker + " " + w.Jobs).join(""));
+    } catch (e) {
+      // the next tick tries again
+    }
+  }, 5000);
+});

@@ -1,0 +1,82 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/internal/portal"
+	"github.com/tunecon/tunecon/internal/portal/store"
+	"github.com/tunecon/tunecon/internal/portal/web"
+	"github.com/tunecon/tunecon/problems/example"
+)
+
+// TestAdminJobsPaged: /admin/jobs lists web.AdminJobsPage jobs at a time,
+// the newest first, with a link to the older ones that keeps the filter;
+// the filter by state, team and worker narrows the list; a filter no job
+// could match is refused; the queue's summary counts the queued and
+// running jobs and the oldest wait, on the page and as JSON.
+func TestAdminJobsPaged(t *testing.T) {
+	st := newSite(t)
+	for i := range web.AdminJobsPage + 5 {
+		st.endedJob(st.jobA.TeamID, int64(10000+i), portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictPassed, Score: 1})
+	}
+	ctx := context.Background()
+	if _, err := st.store.InsertJob(ctx, store.NewJob{TeamID: st.teamB.ID, Problem: example.Name, Target: targetB,
+		MaxAttempts: 2, Deadline: time.Minute, RiverJobID: 20000}); err != nil {
+		t.Fatal(err)
+	}
+	st.clock.add(90 * time.Second)
+
+	code, doc := st.page("admin", "/admin/jobs")
+	if code != http.StatusOK {
+		t.Fatalf("/admin/jobs: %d", code)
+	}
+	if n := doc.Find(`table.jobs tbody tr`).Length(); n != web.AdminJobsPage {
+		t.Errorf("%d jobs on the first page, want %d", n, web.AdminJobsPage)
+	}
+	if q := doc.Find(`#queue p`).Text(); !strings.Contains(q, "1 queued, the oldest waiting 1m30s") || !strings.Contains(q, "0 running") {
+		t.Errorf("the queue's summary: %q", q)
+	}
+	older, ok := doc.Find(`#older-jobs`).Attr("href")
+	if !ok {
+		t.Fatal("no link to the older jobs")
+	}
+	_, doc = st.page("admin", older)
+	if n := doc.Find(`table.jobs tbody tr`).Length(); n != 5+2+1 { // 5 more, team A's first two, team B's queued one
+		t.Errorf("%d jobs on the second page, want 8", n)
+	}
+	if doc.Find(`#older-jobs`).Length() != 0 {
+		t.Error("the last page links to older jobs")
+	}
+
+	teamA := strconv.FormatInt(st.jobA.TeamID, 10)
+	for path, want := range map[string]int{
+		"/admin/jobs?state=queued":                               1,
+		"/admin/jobs?state=errored&team=" + teamA:                1,
+		"/admin/jobs?team=" + strconv.FormatInt(st.teamB.ID, 10): 1,
+		"/admin/jobs?worker=nobody":                              0,
+	} {
+		_, doc := st.page("admin", path)
+		if n := doc.Find(`table.jobs tbody tr td a[href^="/admin/jobs/"]`).Length(); n != want {
+			t.Errorf("%s: %d jobs, want %d", path, n, want)
+		}
+	}
+	for _, path := range []string{"/admin/jobs?state=sleeping", "/admin/jobs?team=x", "/admin/jobs?before=-1"} {
+		if code, _ := st.page("admin", path); code != http.StatusBadRequest {
+			t.Errorf("%s: %d, want 400", path, code)
+		}
+	}
+	resp, body := st.do(st.users["admin"], http.MethodGet, "/admin/queue.json", nil, nil)
+	var q struct {
+		Queued, Running int
+		OldestWait      string `json:"oldest_wait"`
+	}
+	if err := json.Unmarshal([]byte(body), &q); err != nil || resp.StatusCode != http.StatusOK || q.Queued != 1 || q.OldestWait != "1m30s" {
+		t.Errorf("/admin/queue.json: %d %s (%v)", resp.StatusCode, body, err)
+	}
+}
