@@ -123,7 +123,8 @@ func TestAdminTeamInABrowser(t *testing.T) {
 }
 
 // TestTimelineInABrowser is the admin page in Chromium: it fits a laptop
-// and a phone; the timeline's buttons follow the contest's state; ending
+// and a phone, with a quarantined worker's Clear and the teams' Disqualify
+// on screen; the timeline's buttons follow the contest's state; ending
 // and revealing ask first, and a refusal changes nothing; a change of
 // problem after the start asks first too. The jobs' page fits as well.
 func TestTimelineInABrowser(t *testing.T) {
@@ -152,9 +153,23 @@ func TestTimelineInABrowser(t *testing.T) {
 		must("what was asked", err)
 		return got
 	}
+	st.quarantinedW1()
 	must("the organiser opens the admin page", chromedp.Do(org, logIn(st.url, "root", "/admin"),
 		chromedp.WaitVisible(css(`div.now`))))
 	fits(t, org, "contest")
+	// At 1280 px the workers' health with its Clear and the teams'
+	// Disqualify are on screen, not past the right edge.
+	offscreen, err := chromedp.Run(org, chromedp.Evaluate[[]string](`[...document.querySelectorAll(
+		"table.workers td.health, form[action$='/clear'] button, form[action$='/disqualify'] button")]
+		.filter(e => e.getBoundingClientRect().right > window.innerWidth || e.getBoundingClientRect().width === 0)
+		.map(e => e.outerHTML.slice(0, 60))`))
+	must("the buttons' places", err)
+	if len(offscreen) > 0 {
+		t.Errorf("off screen at 1280 px: %v", offscreen)
+	}
+	if n, err := chromedp.Run(org, chromedp.Evaluate[int](`document.querySelectorAll("form[action$='/clear'] button").length`)); err != nil || n != 1 {
+		t.Errorf("%d Clear buttons (%v), want the quarantined worker's", n, err)
+	}
 	if got := active(); got != "start freeze end reveal" { // registration is open
 		t.Errorf("active buttons of a contest with no times: %q", got)
 	}
