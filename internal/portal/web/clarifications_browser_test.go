@@ -90,6 +90,9 @@ func TestClarificationsInABrowser(t *testing.T) {
 	must("staff claim it", chromedp.Do(staff, submit(`#clarifications article.waiting form.claim button`),
 		chromedp.WaitVisible(css(`#clarifications article.waiting form.answer-form`))))
 	fits(t, staff, "clarification-claimed")
+	if status, err := text(staff, `#clarifications article.waiting .status`); err != nil || status != "waiting, claimed by root" {
+		t.Errorf("the claimed question's status reads %q (%v)", status, err)
+	}
 	must("staff publish it, edited, with a canned answer", chromedp.Do(staff,
 		chromedp.Click(css(`#clarifications article.waiting details.edit-question summary`)),
 		chromedp.SetValue(css(`#clarifications article.waiting textarea[name=question]`), edited),
