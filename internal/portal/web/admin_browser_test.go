@@ -17,41 +17,6 @@ import (
 	"github.com/tunecon/tunecon/problems/example"
 )
 
-// viewports are the sizes every page of the admin room is checked at: a
-// laptop's and a phone's.
-var viewports = [][2]int64{{1280, 900}, {390, 844}}
-
-// overflowing lists the page's elements whose content is wider than their
-// box (scrollWidth > clientWidth): something cut off or scrolled sideways.
-const overflowing = `[...document.querySelectorAll("*")].filter(e => e.scrollWidth > e.clientWidth).map(e =>
-	e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).trim().replace(/\s+/g, ".") : "") +
-	" " + e.scrollWidth + ">" + e.clientWidth)`
-
-// fits checks the page open in b at each of viewports: no element wider
-// than its box. It leaves a screenshot of each, build/screenshots/
-// admin-NAME-WIDTH.png, and the browser at the first size.
-func fits(t *testing.T, b context.Context, name string) {
-	t.Helper()
-	for _, vp := range viewports {
-		if err := chromedp.Do(b, chromedp.EmulateViewport(vp[0], vp[1])); err != nil {
-			t.Fatal(err)
-		}
-		over, err := chromedp.Run(b, chromedp.Evaluate[[]string](overflowing))
-		if err != nil {
-			t.Fatalf("%s at %d px: %v", name, vp[0], err)
-		}
-		if len(over) > 0 {
-			t.Errorf("%s at %d px: wider than their box: %s", name, vp[0], strings.Join(over, ", "))
-		}
-		if err := chromedp.Do(b, screenshot(fmt.Sprintf("admin-%s-%d", name, vp[0]))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := chromedp.Do(b, chromedp.EmulateViewport(viewports[0][0], viewports[0][1])); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // answerConfirm makes the page's next confirm() answer yes or no without a
 // dialog, and keep what it asked in body[data-asked].
 func answerConfirm(yes bool) chromedp.Action[chromedp.Void] {
@@ -79,7 +44,7 @@ func TestAdminTeamInABrowser(t *testing.T) {
 	}
 	must("the organiser opens team B's page", chromedp.Do(org, logIn(st.url, "root", page),
 		chromedp.WaitVisible(css(`#members li.member`))))
-	fits(t, org, "team")
+	fits(t, org, "admin-team")
 
 	reset := `#members form[action$="/signin-link"] button`
 	must("a reset link, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(reset))))
@@ -92,7 +57,7 @@ func TestAdminTeamInABrowser(t *testing.T) {
 	}
 	must("a reset link, confirmed", chromedp.Do(org, answerConfirm(true), submit(reset),
 		chromedp.WaitVisible(css(`a.signin-link[data-login=bob]`))))
-	fits(t, org, "reset-link")
+	fits(t, org, "admin-reset-link")
 	link, err := chromedp.Run(org, chromedp.AttributeValue(css(`a.signin-link[data-login=bob]`), "href"))
 	must("bob's link", err)
 
@@ -104,7 +69,7 @@ func TestAdminTeamInABrowser(t *testing.T) {
 		chromedp.Navigate(st.url+"/account"),
 		chromedp.WaitVisible(css(`form[action="/account/password"]`)),
 	))
-	fits(t, bob, "account")
+	fits(t, bob, "admin-account")
 	if resp := st.post(st.client(), "/login", url.Values{"login": {"bob"}, "password": {"bob-new-password"}}, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("bob's new password: %d", resp.StatusCode)
 	}
@@ -156,7 +121,7 @@ func TestTimelineInABrowser(t *testing.T) {
 	st.quarantinedW1()
 	must("the organiser opens the admin page", chromedp.Do(org, logIn(st.url, "root", "/admin"),
 		chromedp.WaitVisible(css(`div.now`))))
-	fits(t, org, "contest")
+	fits(t, org, "admin-contest")
 	// At 1280 px the workers' health with its Clear and the teams'
 	// Disqualify are on screen, not past the right edge.
 	offscreen, err := chromedp.Run(org, chromedp.Evaluate[[]string](`[...document.querySelectorAll(
@@ -197,7 +162,7 @@ func TestTimelineInABrowser(t *testing.T) {
 	if got := active(); got != "" {
 		t.Errorf("active buttons after the reveal: %q, want none", got)
 	}
-	fits(t, org, "contest-over")
+	fits(t, org, "admin-contest-over")
 
 	other := ""
 	for _, p := range problems.Names() {
@@ -216,5 +181,5 @@ func TestTimelineInABrowser(t *testing.T) {
 	}
 	must("the organiser opens the jobs", chromedp.Do(org, chromedp.Navigate(st.url+"/admin/jobs"),
 		chromedp.WaitVisible(css(`#queue`))))
-	fits(t, org, "jobs")
+	fits(t, org, "admin-jobs")
 }

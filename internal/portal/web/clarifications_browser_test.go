@@ -86,10 +86,10 @@ func TestClarificationsInABrowser(t *testing.T) {
 			!document.querySelector('nav .badge[data-count=unanswered]').hidden`, 10*time.Second),
 		snap("staff-sees"),
 	))
-	fits(t, staff, "clarification-waiting")
+	fits(t, staff, "admin-clarification-waiting")
 	must("staff claim it", chromedp.Do(staff, submit(`#clarifications article.waiting form.claim button`),
 		chromedp.WaitVisible(css(`#clarifications article.waiting form.answer-form`))))
-	fits(t, staff, "clarification-claimed")
+	fits(t, staff, "admin-clarification-claimed")
 	if status, err := text(staff, `#clarifications article.waiting .status`); err != nil || status != "waiting, claimed by root" {
 		t.Errorf("the claimed question's status reads %q (%v)", status, err)
 	}

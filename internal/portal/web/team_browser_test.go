@@ -18,46 +18,6 @@ import (
 	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
-// The sizes every page a team uses is checked at: a desktop's window and a
-// phone's.
-var sizes = [][2]int64{{1280, 900}, {390, 844}}
-
-// fitsJS lists what does not fit the viewport's width: the page scrolling
-// sideways, or an element reaching past its right edge.
-const fitsJS = `(() => {
-  const vw = document.documentElement.clientWidth, out = [];
-  if (document.documentElement.scrollWidth > vw) out.push('the page: ' + document.documentElement.scrollWidth + ' px');
-  for (const el of document.querySelectorAll('body *')) {
-    const r = el.getBoundingClientRect();
-    if (r.width > 0 && r.right > vw + 0.5) out.push(el.tagName.toLowerCase() + '.' + el.className + ' to ' + Math.round(r.right) + ' px');
-  }
-  return out;
-})()`
-
-// fits checks the page at each size, with a screenshot of each as
-// build/screenshots/team-NAME-WIDTH.png.
-func fits(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	for _, size := range sizes {
-		var wide []string
-		err := chromedp.Do(ctx, chromedp.EmulateViewport(size[0], size[1]),
-			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) (err error) {
-				wide, err = chromedp.Evaluate[[]string](fitsJS)(ctx, tg)
-				return err
-			}),
-			screenshot("team-"+name+"-"+strconv.FormatInt(size[0], 10)))
-		if err != nil {
-			t.Fatalf("%s at %d px: %v", name, size[0], err)
-		}
-		if len(wide) > 0 {
-			t.Errorf("%s at %d px: wider than the screen: %v", name, size[0], wide)
-		}
-	}
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(sizes[0][0], sizes[0][1])); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // jobID reads the job's id from the page's address.
 func jobID(t *testing.T, ctx context.Context) int64 {
 	t.Helper()
@@ -119,9 +79,9 @@ func TestJobPageInABrowser(t *testing.T) {
 	must("the job runs, its time counting", chromedp.Do(b,
 		until(`/^0:0[1-9] elapsed, (about \d+:\d\d left|finishing)$/.test(document.getElementById('job-time')?.textContent)
 			&& !document.getElementById('job-bar').hidden`, 45*time.Second)))
-	fits(t, b, "job-running")
+	fits(t, b, "team-job-running")
 	must("the result", chromedp.Do(b, chromedp.WaitVisible(css(`p.verdict`))))
-	fits(t, b, "job-result")
+	fits(t, b, "team-job-result")
 	id := jobID(t, b)
 	j, err := st.store.Job(ctx, id)
 	must("the stored job", err)
@@ -151,7 +111,7 @@ func TestJobPageInABrowser(t *testing.T) {
 		submit(`form.again button:not([disabled])`),
 		chromedp.WaitVisible(css(`p.verdict`)),
 	))
-	fits(t, b, "job-failed")
+	fits(t, b, "team-job-failed")
 	failed, err := st.store.Job(ctx, jobID(t, b))
 	must("the failed job", err)
 	var fres engine.Result
@@ -233,13 +193,13 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Errorf("the dashboard lacks %q:\n%s", want, dash)
 		}
 	}
-	fits(t, b, "dashboard-before")
+	fits(t, b, "team-dashboard-before")
 	must("enqueue from the dashboard, and watch it there", chromedp.Do(b,
 		submit(`#enqueue form button:not([disabled])`),
 		chromedp.Navigate(st.url+"/"),
 		until(`/elapsed/.test(document.getElementById('job-time')?.textContent)`, 45*time.Second),
 	))
-	fits(t, b, "dashboard-running")
+	fits(t, b, "team-dashboard-running")
 	must("the job ends", chromedp.Do(b,
 		// The page loads again when the job ends: marked before, not after
 		// (unless it has already).
@@ -250,7 +210,7 @@ func TestDashboardInABrowser(t *testing.T) {
 			!!document.querySelector('#enqueue form button:not([disabled])')`, 5*time.Second),
 		chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`),
 	))
-	fits(t, b, "dashboard-after")
+	fits(t, b, "team-dashboard-after")
 
 	// Another team's job ends: the standing is read again, in place.
 	bob := st.client()
@@ -274,7 +234,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	// Every page a team uses has the header's countdown and fits.
 	for _, page := range []string{"jobs", "team", "clarifications", "announcements", "manual"} {
 		must(page, chromedp.Do(b, chromedp.Navigate(st.url+"/"+page), chromedp.WaitVisible(css(`#countdown`))))
-		fits(t, b, "page-"+page)
+		fits(t, b, "team-page-"+page)
 	}
 }
 
@@ -320,7 +280,7 @@ func TestAnsweredBadgeInABrowser(t *testing.T) {
 	must("the badge and the notice, live", chromedp.Do(alice,
 		until(badge+`.textContent === '1' && !`+badge+`.hidden && !document.getElementById('answer-banner').hidden &&
 			window.sameLoad === true`, 10*time.Second)))
-	fits(t, alice, "answered")
+	fits(t, alice, "team-answered")
 	must("alice reads the answer", chromedp.Do(alice,
 		chromedp.Click(css(`#answer-banner a`)),
 		chromedp.WaitVisible(css(`#clarifications article.own blockquote.answer`)),
@@ -377,5 +337,5 @@ func TestLeaderboardChartInABrowser(t *testing.T) {
 	if len(ax.Labels) == 0 {
 		t.Error("the time axis has no labels")
 	}
-	fits(t, b, "leaderboard")
+	fits(t, b, "team-leaderboard")
 }
