@@ -36,18 +36,12 @@ func TestAdminTeamInABrowser(t *testing.T) {
 	defer cancel()
 	org, bob := browser(t, ctx, path), browser(t, ctx, path)
 	page := "/admin/teams/" + strconv.FormatInt(st.teamB.ID, 10)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	must("the organiser opens team B's page", chromedp.Do(org, logIn(st.url, "root", page),
+	must(t, "the organiser opens team B's page", chromedp.Do(org, logIn(st.url, "root", page),
 		chromedp.WaitVisible(css(`#members li.member`))))
 	fits(t, org, "admin-team")
 
 	reset := `#members form[action$="/signin-link"] button`
-	must("a reset link, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(reset))))
+	must(t, "a reset link, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(reset))))
 	asked, err := chromedp.Run(org, chromedp.Evaluate[string](`document.body.dataset.asked || ""`))
 	if err != nil || !strings.Contains(asked, "password-reset link for bob") {
 		t.Errorf("the reset link asked %q (%v)", asked, err)
@@ -55,13 +49,13 @@ func TestAdminTeamInABrowser(t *testing.T) {
 	if here, err := chromedp.Run(org, chromedp.Evaluate[string](`location.pathname`)); err != nil || here != page {
 		t.Errorf("a refused confirmation left for %q (%v)", here, err)
 	}
-	must("a reset link, confirmed", chromedp.Do(org, answerConfirm(true), submit(reset),
+	must(t, "a reset link, confirmed", chromedp.Do(org, answerConfirm(true), submit(reset),
 		chromedp.WaitVisible(css(`a.signin-link[data-login=bob]`))))
 	fits(t, org, "admin-reset-link")
 	link, err := chromedp.Run(org, chromedp.AttributeValue(css(`a.signin-link[data-login=bob]`), "href"))
-	must("bob's link", err)
+	must(t, "bob's link", err)
 
-	must("bob chooses a new password with the link", chromedp.Do(bob, chromedp.Navigate(link.Value),
+	must(t, "bob chooses a new password with the link", chromedp.Do(bob, chromedp.Navigate(link.Value),
 		chromedp.WaitVisible(css(`form[action^="/signin/"]`)),
 		chromedp.SendKeys(css(`input[name=password]`), "bob-new-password"),
 		chromedp.SendKeys(css(`input[name=again]`), "bob-new-password"),
@@ -77,7 +71,7 @@ func TestAdminTeamInABrowser(t *testing.T) {
 		t.Errorf("bob's old password: %d", resp.StatusCode)
 	}
 
-	must("the organiser renames the team", chromedp.Do(org, chromedp.Navigate(st.url+page),
+	must(t, "the organiser renames the team", chromedp.Do(org, chromedp.Navigate(st.url+page),
 		chromedp.WaitVisible(css(`form[action$="/rename"]`)),
 		chromedp.SetValue(css(`form[action$="/rename"] input[name=name]`), "Busy Bees"),
 		submit(`form[action$="/rename"] button`),
@@ -99,27 +93,21 @@ func TestTimelineInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	org := browser(t, ctx, path)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	active := func() string {
 		t.Helper()
 		got, err := chromedp.Run(org, chromedp.Evaluate[string](
 			`[...document.querySelectorAll("div.now button:not([disabled])")].map(b => b.dataset.event).join(" ")`))
-		must("the active buttons", err)
+		must(t, "the active buttons", err)
 		return got
 	}
 	asked := func() string {
 		t.Helper()
 		got, err := chromedp.Run(org, chromedp.Evaluate[string](`document.body.dataset.asked || ""`))
-		must("what was asked", err)
+		must(t, "what was asked", err)
 		return got
 	}
 	st.quarantinedW1()
-	must("the organiser opens the admin page", chromedp.Do(org, logIn(st.url, "root", "/admin"),
+	must(t, "the organiser opens the admin page", chromedp.Do(org, logIn(st.url, "root", "/admin"),
 		chromedp.WaitVisible(css(`div.now`))))
 	fits(t, org, "admin-contest")
 	// At 1280 px the workers' health with its Clear and the teams'
@@ -128,7 +116,7 @@ func TestTimelineInABrowser(t *testing.T) {
 		"table.workers td.health, form[action$='/clear'] button, form[action$='/disqualify'] button")]
 		.filter(e => e.getBoundingClientRect().right > window.innerWidth || e.getBoundingClientRect().width === 0)
 		.map(e => e.outerHTML.slice(0, 60))`))
-	must("the buttons' places", err)
+	must(t, "the buttons' places", err)
 	if len(offscreen) > 0 {
 		t.Errorf("off screen at 1280 px: %v", offscreen)
 	}
@@ -139,14 +127,14 @@ func TestTimelineInABrowser(t *testing.T) {
 		t.Errorf("active buttons of a contest with no times: %q", got)
 	}
 	end := `div.now button[data-event=end]`
-	must("end, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(end))))
+	must(t, "end, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(end))))
 	if a := asked(); !strings.HasPrefix(a, "End the contest now?") {
 		t.Errorf("ending asked %q", a)
 	}
 	if state, err := text(org, `#contest-state`); err != nil || state != "running" {
 		t.Errorf("after a refused end the contest is %q (%v)", state, err)
 	}
-	must("end, confirmed", chromedp.Do(org, answerConfirm(true), submit(end)))
+	must(t, "end, confirmed", chromedp.Do(org, answerConfirm(true), submit(end)))
 	if state, err := text(org, `#contest-state`); err != nil || state != "over" {
 		t.Errorf("after the end the contest is %q (%v)", state, err)
 	}
@@ -154,11 +142,11 @@ func TestTimelineInABrowser(t *testing.T) {
 		t.Errorf("active buttons after the end: %q, want the reveal only", got)
 	}
 	reveal := `div.now button[data-event=reveal]`
-	must("reveal, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(reveal))))
+	must(t, "reveal, refused at the question", chromedp.Do(org, answerConfirm(false), chromedp.Click(css(reveal))))
 	if a := asked(); !strings.HasPrefix(a, "Reveal the final board now?") {
 		t.Errorf("revealing asked %q", a)
 	}
-	must("reveal, confirmed", chromedp.Do(org, answerConfirm(true), submit(reveal)))
+	must(t, "reveal, confirmed", chromedp.Do(org, answerConfirm(true), submit(reveal)))
 	if got := active(); got != "" {
 		t.Errorf("active buttons after the reveal: %q, want none", got)
 	}
@@ -170,7 +158,7 @@ func TestTimelineInABrowser(t *testing.T) {
 			other = p
 		}
 	}
-	must("another problem, refused at the question", chromedp.Do(org, answerConfirm(false),
+	must(t, "another problem, refused at the question", chromedp.Do(org, answerConfirm(false),
 		chromedp.SetValue(css(`#settings select[name=problem]`), other),
 		chromedp.Click(css(`#settings button[type=submit]`))))
 	if a := asked(); !strings.Contains(a, "Change the problem from "+example.Name+" to "+other) {
@@ -179,7 +167,7 @@ func TestTimelineInABrowser(t *testing.T) {
 	if c, err := st.store.Contest(context.Background()); err != nil || c.Problem != example.Name {
 		t.Errorf("the problem after a refused change: %q (%v)", c.Problem, err)
 	}
-	must("the organiser opens the jobs", chromedp.Do(org, chromedp.Navigate(st.url+"/admin/jobs"),
+	must(t, "the organiser opens the jobs", chromedp.Do(org, chromedp.Navigate(st.url+"/admin/jobs"),
 		chromedp.WaitVisible(css(`#queue`))))
 	fits(t, org, "admin-jobs")
 }

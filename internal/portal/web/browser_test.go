@@ -79,12 +79,6 @@ func TestInABrowser(t *testing.T) {
 	defer cancel()
 	alice, bob := browser(t, ctx, path), browser(t, ctx, path)
 
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	signup := func(login string) chromedp.Action[chromedp.Void] {
 		return chromedp.Steps(
 			chromedp.Navigate(st.url+"/signup"),
@@ -94,15 +88,15 @@ func TestInABrowser(t *testing.T) {
 			chromedp.WaitVisible(css(`form[action="/team/join"]`)),
 		)
 	}
-	must("alice makes a team", chromedp.Do(alice, signup("alice"),
+	must(t, "alice makes a team", chromedp.Do(alice, signup("alice"),
 		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "<b>browsers</b>"),
 		chromedp.Click(css(`form[action="/team"] button`)),
 		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
 		shoot("team"),
 	))
 	invite, err := text(alice, `main p code`)
-	must("the invite code", err)
-	must("bob joins", chromedp.Do(bob, signup("bob"),
+	must(t, "the invite code", err)
+	must(t, "bob joins", chromedp.Do(bob, signup("bob"),
 		chromedp.SendKeys(css(`form[action="/team/join"] input[name=invite]`), invite),
 		chromedp.Click(css(`form[action="/team/join"] button`)),
 		chromedp.WaitVisible(css(`form[action="/team/target"]`)),
@@ -110,7 +104,7 @@ func TestInABrowser(t *testing.T) {
 	if heading, err := text(bob, `main h1`); err != nil || heading != "Team <b>browsers</b>" {
 		t.Errorf("bob's team page says %q (%v)", heading, err)
 	}
-	must("alice registers the target and enqueues", chromedp.Do(alice,
+	must(t, "alice registers the target and enqueues", chromedp.Do(alice,
 		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), target),
 		chromedp.Click(css(`form[action="/team/target"] button`)),
 		chromedp.WaitVisible(css(`p.target code`)), // only on the page after the save
@@ -119,9 +113,9 @@ func TestInABrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`dl.progress`)),
 	))
 	// Bob's leaderboard, open before the result.
-	must("bob's leaderboard", chromedp.Do(bob, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "bob's leaderboard", chromedp.Do(bob, chromedp.Navigate(st.url+"/leaderboard"),
 		chromedp.WaitVisible(css(`table.board tbody tr`))))
-	must("alice watches the job", chromedp.Do(alice,
+	must(t, "alice watches the job", chromedp.Do(alice,
 		until(`document.querySelector('dd[data-field=state]')?.textContent === 'running' &&
 			+document.querySelector('dd[data-field=requests]').textContent > 0`, 45*time.Second),
 		shoot("job-running"),
@@ -131,7 +125,7 @@ func TestInABrowser(t *testing.T) {
 	if verdict, err := text(alice, `p.verdict`); err != nil || !strings.HasPrefix(verdict, "passed: score ") {
 		t.Errorf("the job ended %q (%v)", verdict, err)
 	}
-	must("bob's leaderboard changes", chromedp.Do(bob,
+	must(t, "bob's leaderboard changes", chromedp.Do(bob,
 		until(`document.querySelector('table.board tbody tr td')?.textContent === '1' &&
 			document.querySelector('#chart .uplot') !== null`, 15*time.Second),
 		shoot("leaderboard"),

@@ -57,21 +57,15 @@ func TestClarificationsInABrowser(t *testing.T) {
 	bob, cancelBob := chromedp.NewContext(second, chromedp.WithNewBrowserContext())
 	defer cancelBob()
 
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	const asked = "Our app at 10.9.8.7 caches /api/SECRET-A for a minute: is that allowed?"
 	const edited = "May an app cache API answers for a minute?"
 
-	must("bob opens the clarifications", chromedp.Do(bob, signIn(st.url, "bob", "/clarifications"),
+	must(t, "bob opens the clarifications", chromedp.Do(bob, signIn(st.url, "bob", "/clarifications"),
 		chromedp.WaitVisible(css(`#clarifications`)),
 		chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`)))
-	must("staff open the clarifications", chromedp.Do(staff, signIn(st.url, "root", "/clarifications"),
+	must(t, "staff open the clarifications", chromedp.Do(staff, signIn(st.url, "root", "/clarifications"),
 		chromedp.WaitVisible(css(`#clarifications`))))
-	must("alice asks", chromedp.Do(alice, signIn(st.url, "alice", "/clarifications"),
+	must(t, "alice asks", chromedp.Do(alice, signIn(st.url, "alice", "/clarifications"),
 		chromedp.SendKeys(css(`form[action="/clarifications"] textarea[name=question]`), asked),
 		chromedp.Click(css(`form[action="/clarifications"] button`)),
 		chromedp.WaitVisible(css(`#clarifications article.own`)),
@@ -80,20 +74,20 @@ func TestClarificationsInABrowser(t *testing.T) {
 	if status, err := text(alice, `#clarifications article.own .status`); err != nil || status != "waiting for an answer" {
 		t.Errorf("alice's question is %q (%v)", status, err)
 	}
-	must("the question reaches the staff's open page", chromedp.Do(staff,
+	must(t, "the question reaches the staff's open page", chromedp.Do(staff,
 		until(`document.querySelector('#clarifications article.waiting blockquote.original')?.textContent.includes('SECRET-A') &&
 			document.querySelector('nav .badge[data-count=unanswered]')?.textContent === '1' &&
 			!document.querySelector('nav .badge[data-count=unanswered]').hidden`, 10*time.Second),
 		snap("staff-sees"),
 	))
 	fits(t, staff, "admin-clarification-waiting")
-	must("staff claim it", chromedp.Do(staff, submit(`#clarifications article.waiting form.claim button`),
+	must(t, "staff claim it", chromedp.Do(staff, submit(`#clarifications article.waiting form.claim button`),
 		chromedp.WaitVisible(css(`#clarifications article.waiting form.answer-form`))))
 	fits(t, staff, "admin-clarification-claimed")
 	if status, err := text(staff, `#clarifications article.waiting .status`); err != nil || status != "waiting, claimed by root" {
 		t.Errorf("the claimed question's status reads %q (%v)", status, err)
 	}
-	must("staff publish it, edited, with a canned answer", chromedp.Do(staff,
+	must(t, "staff publish it, edited, with a canned answer", chromedp.Do(staff,
 		chromedp.Click(css(`#clarifications article.waiting details.edit-question summary`)),
 		chromedp.SetValue(css(`#clarifications article.waiting textarea[name=question]`), edited),
 		chromedp.SetValue(css(`#clarifications article.waiting select[name=canned]`), "Yes."),
@@ -108,39 +102,39 @@ func TestClarificationsInABrowser(t *testing.T) {
 	if original != asked || shown != edited || status != "published" || err1 != nil || err2 != nil || err3 != nil {
 		t.Errorf("the staff's view: as asked %q, as shown %q, %q (%v %v %v)", original, shown, status, err1, err2, err3)
 	}
-	must("team B's open page shows it, without a reload", chromedp.Do(bob,
+	must(t, "team B's open page shows it, without a reload", chromedp.Do(bob,
 		until(`document.querySelector('#clarifications article.published blockquote.question')?.textContent === `+jsString(edited)+` &&
 			document.querySelector('#clarifications article.published blockquote.answer')?.textContent === 'Yes.' &&
 			window.sameLoad === true`, 10*time.Second),
 		snap("team-b-live"),
 	))
 	page, err := chromedp.Run(bob, chromedp.Evaluate[string](`document.documentElement.outerHTML`))
-	must("bob's page", err)
+	must(t, "bob's page", err)
 	if strings.Contains(page, "SECRET-A") || strings.Contains(page, "10.9.8.7") {
 		t.Error("team B's page shows the question as asked")
 	}
-	must("alice's own question, published", chromedp.Do(alice, chromedp.Navigate(st.url+"/clarifications"),
+	must(t, "alice's own question, published", chromedp.Do(alice, chromedp.Navigate(st.url+"/clarifications"),
 		chromedp.WaitVisible(css(`#clarifications article.own`))))
 	if status, err := text(alice, `#clarifications article.own .status`); err != nil || status != "answered, published to every team" {
 		t.Errorf("alice's question is %q (%v)", status, err)
 	}
 
 	// An announcement reaches team B's open contest page.
-	must("bob opens the contest page", chromedp.Do(bob, chromedp.Navigate(st.url+"/"),
+	must(t, "bob opens the contest page", chromedp.Do(bob, chromedp.Navigate(st.url+"/"),
 		chromedp.WaitVisible(css(`#announcements`)),
 		chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`)))
-	must("staff announce", chromedp.Do(staff, chromedp.Navigate(st.url+"/announcements"),
+	must(t, "staff announce", chromedp.Do(staff, chromedp.Navigate(st.url+"/announcements"),
 		chromedp.SendKeys(css(`form[action="/admin/announcements"] textarea[name=text]`), "Clarification #1 is **published**: caching is allowed."),
 		chromedp.Click(css(`form[action="/admin/announcements"] button`)),
 		chromedp.WaitVisible(css(`#announcements article`)),
 	))
-	must("team B's contest page shows it, and its unread count", chromedp.Do(bob,
+	must(t, "team B's contest page shows it, and its unread count", chromedp.Do(bob,
 		until(`document.querySelector('#announcements article strong')?.textContent === 'published' &&
 			document.querySelector('nav .badge[data-count=unread]')?.textContent === '1' &&
 			!document.getElementById('notice-banner').hidden && window.sameLoad === true`, 10*time.Second),
 		snap("announcement"),
 	))
-	must("bob reads the announcements", chromedp.Do(bob, chromedp.Click(css(`#notice-banner a`)),
+	must(t, "bob reads the announcements", chromedp.Do(bob, chromedp.Click(css(`#notice-banner a`)),
 		chromedp.WaitVisible(css(`#announcements article`)),
 		until(`document.querySelector('nav .badge[data-count=unread]').hidden`, 5*time.Second)))
 }

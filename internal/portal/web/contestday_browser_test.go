@@ -146,12 +146,6 @@ func TestContestDayInABrowser(t *testing.T) {
 	staff := second
 	bob, cancelBob := chromedp.NewContext(second, chromedp.WithNewBrowserContext())
 	defer cancelBob()
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	// now presses an event's "now" button on the admin page and waits for
 	// the page after it, where done holds.
 	now := func(event, done string) chromedp.Action[chromedp.Void] {
@@ -184,47 +178,47 @@ func TestContestDayInABrowser(t *testing.T) {
 	}
 
 	// The start.
-	must("staff sign in and start the contest", chromedp.Do(staff, logIn(st.url, "root", "/admin"), now("start", state("running")),
+	must(t, "staff sign in and start the contest", chromedp.Do(staff, logIn(st.url, "root", "/admin"), now("start", state("running")),
 		dayShot("start")))
 	if state, err := text(staff, `#contest-state`); err != nil || state != "running" {
 		t.Errorf("after the start the contest is %q (%v)", state, err)
 	}
 
 	// Both teams' runs.
-	must("team A runs", chromedp.Do(alice, logIn(st.url, "alice", "/"), run(hostA, 5000)))
+	must(t, "team A runs", chromedp.Do(alice, logIn(st.url, "alice", "/"), run(hostA, 5000)))
 	verdict(alice, "passed: score 5000")
-	must("team B runs", chromedp.Do(bob, logIn(st.url, "bob", "/"), run(hostB, 4000)))
+	must(t, "team B runs", chromedp.Do(bob, logIn(st.url, "bob", "/"), run(hostB, 4000)))
 	verdict(bob, "passed: score 4000")
-	must("the board after the runs", chromedp.Do(alice, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "the board after the runs", chromedp.Do(alice, chromedp.Navigate(st.url+"/leaderboard"),
 		boardReads("1|"+a+"|5000|2", "2|"+b+"|4000|1"), dayShot("runs")))
 
 	// The freeze: B's later score is B's alone.
 	st.clock.add(time.Minute)
-	must("staff freeze the board", chromedp.Do(staff, now("freeze", `document.getElementById('frozen-banner') !== null`)))
+	must(t, "staff freeze the board", chromedp.Do(staff, now("freeze", `document.getElementById('frozen-banner') !== null`)))
 	st.clock.add(time.Minute)
-	must("team B runs after the freeze", chromedp.Do(bob, run(hostB, 7000)))
+	must(t, "team B runs after the freeze", chromedp.Do(bob, run(hostB, 7000)))
 	verdict(bob, "passed: score 7000")
 	frozen := []string{"1|" + a + "|5000|2", "2|" + b + "|4000|1"}
-	must("team A's frozen board", chromedp.Do(alice, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "team A's frozen board", chromedp.Do(alice, chromedp.Navigate(st.url+"/leaderboard"),
 		chromedp.WaitVisible(css(`#frozen-banner`)), boardReads(frozen...), ownNow("Your team now: score 5000, runs 2"),
 		dayShot("freeze-team-a")))
 	if main, err := text(alice, `main`); err != nil || strings.Contains(main, "7000") {
 		t.Errorf("team A's frozen board shows team B's later score (%v): %q", err, main)
 	}
-	must("team B's frozen board", chromedp.Do(bob, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "team B's frozen board", chromedp.Do(bob, chromedp.Navigate(st.url+"/leaderboard"),
 		boardReads(frozen...), ownNow("Your team now: score 7000, runs 2"), dayShot("freeze-team-b")))
 	if got := st.board("anon", "/leaderboard"); strings.Join(got, " / ") != strings.Join(frozen, " / ") {
 		t.Errorf("the public's frozen board %v", got)
 	}
-	must("the staff's live board", chromedp.Do(staff, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "the staff's live board", chromedp.Do(staff, chromedp.Navigate(st.url+"/leaderboard"),
 		boardReads("1|"+b+"|7000|2", "2|"+a+"|5000|2"), dayShot("freeze-staff")))
 
 	// The end: a page opened before it cannot enqueue after it.
-	must("team A opens its page", chromedp.Do(alice, chromedp.Navigate(st.url+"/"),
+	must(t, "team A opens its page", chromedp.Do(alice, chromedp.Navigate(st.url+"/"),
 		chromedp.WaitEnabled(css(`form[action="/jobs"] button`))))
 	st.clock.add(time.Minute)
-	must("staff end the contest", chromedp.Do(staff, now("end", state("over"))))
-	must("team A's late enqueue", chromedp.Do(alice, submit(`form[action="/jobs"] button`),
+	must(t, "staff end the contest", chromedp.Do(staff, now("end", state("over"))))
+	must(t, "team A's late enqueue", chromedp.Do(alice, submit(`form[action="/jobs"] button`),
 		until(`location.pathname === '/jobs' && document.querySelector('p.error') !== null`, 5*time.Second),
 		dayShot("late-enqueue")))
 	if msg, err := text(alice, `p.error`); err != nil || !strings.Contains(msg, "the contest is over") ||
@@ -239,15 +233,15 @@ func TestContestDayInABrowser(t *testing.T) {
 	runner.set(hostA, 4900)
 	runner.set(hostB, 3000)
 	idA, idB := "#team-"+strconv.FormatInt(teamA, 10), "#team-"+strconv.FormatInt(teamB, 10)
-	must("staff validate every team", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin/validation"),
+	must(t, "staff validate every team", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin/validation"),
 		submit(`#validate-all`), until(`location.search === '?queued=2'`, 5*time.Second)))
 	validated := func() bool {
 		t.Helper()
-		must("the validation page", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin/validation"),
+		must(t, "the validation page", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin/validation"),
 			chromedp.WaitVisible(css(`table.validation`))))
 		states, err := chromedp.Run(staff, chromedp.Evaluate[[]string](`[`+jsLiteral(idA)+`, `+jsLiteral(idB)+`].map(
 			id => document.querySelector(id).dataset.state + (document.querySelector(id).classList.contains('bad') ? ' flagged' : ''))`))
-		must("the validation states", err)
+		must(t, "the validation states", err)
 		return len(states) == 2 && states[0] == "ok" && states[1] == "low flagged"
 	}
 	for end := time.Now().Add(15 * time.Second); !validated(); time.Sleep(100 * time.Millisecond) {
@@ -255,12 +249,12 @@ func TestContestDayInABrowser(t *testing.T) {
 			t.Fatal("the validation runs did not end ok for team A and flagged for team B")
 		}
 	}
-	must("the validation page", chromedp.Do(staff, dayShot("validation")))
+	must(t, "the validation page", chromedp.Do(staff, dayShot("validation")))
 	if line, err := text(staff, idB); err != nil || !strings.Contains(line, "42.9%") || !strings.Contains(line, "under 75%") {
 		t.Errorf("team B's validation line %q (%v)", line, err)
 	}
 	for who, c := range map[string]context.Context{"a": alice, "b": bob} {
-		must("the team's jobs", chromedp.Do(c, chromedp.Navigate(st.url+"/jobs"), chromedp.WaitVisible(css(`main`))))
+		must(t, "the team's jobs", chromedp.Do(c, chromedp.Navigate(st.url+"/jobs"), chromedp.WaitVisible(css(`main`))))
 		if page, err := text(c, `main`); err != nil || strings.Contains(page, "4900") || strings.Contains(page, "3000") {
 			t.Errorf("team %s's jobs show a validation run (%v): %q", who, err, page)
 		}
@@ -268,7 +262,7 @@ func TestContestDayInABrowser(t *testing.T) {
 
 	// The disqualification.
 	const reason = "its validation run scored 42.9% of its final score"
-	must("staff disqualify team B", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin"),
+	must(t, "staff disqualify team B", chromedp.Do(staff, chromedp.Navigate(st.url+"/admin"),
 		chromedp.SendKeys(css(idB+` form[action$="/disqualify"] input[name=reason]`), reason),
 		answerConfirm(true),
 		chromedp.Click(css(idB+` form[action$="/disqualify"] button`)),
@@ -279,9 +273,9 @@ func TestContestDayInABrowser(t *testing.T) {
 
 	// The reveal: the final board, B's later score struck and unranked.
 	st.clock.add(time.Minute)
-	must("staff reveal", chromedp.Do(staff, now("reveal", `document.querySelector('.banner.revealed') !== null`)))
+	must(t, "staff reveal", chromedp.Do(staff, now("reveal", `document.querySelector('.banner.revealed') !== null`)))
 	final := []string{"1|" + a + "|5000|2", "DQ|" + b + " (disqualified)|7000|2"}
-	must("the final board", chromedp.Do(alice, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "the final board", chromedp.Do(alice, chromedp.Navigate(st.url+"/leaderboard"),
 		chromedp.WaitVisible(css(`.banner.revealed`)), boardReads(final...), dayShot("reveal")))
 	if struck, err := text(alice, `table.board tr.dq td:nth-child(3) s`); err != nil || struck != "7000" {
 		t.Errorf("the disqualified score %q (%v)", struck, err)
@@ -291,7 +285,7 @@ func TestContestDayInABrowser(t *testing.T) {
 	}
 	// After the live rows have replaced the page's: they carry no reason,
 	// but the team's own stays.
-	must("team B's final board", chromedp.Do(bob, chromedp.Navigate(st.url+"/leaderboard"),
+	must(t, "team B's final board", chromedp.Do(bob, chromedp.Navigate(st.url+"/leaderboard"),
 		chromedp.WaitVisible(css(`table.board[data-updates]`)), boardReads(
 			"1|"+a+"|5000|2", "DQ|"+b+" (disqualified: "+reason+")|7000|2")))
 }

@@ -60,3 +60,11 @@ func fits(t *testing.T, b context.Context, name string) {
 		t.Fatal(err)
 	}
 }
+
+// must ends the test when a browser step named what failed.
+func must(t *testing.T, what string, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}

@@ -50,14 +50,8 @@ func TestOrganiserInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	org, alice := browser(t, ctx, path), browser(t, ctx, path)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 
-	must("the admin imports the teams", chromedp.Do(org, logIn(st.url, "root", "/admin"),
+	must(t, "the admin imports the teams", chromedp.Do(org, logIn(st.url, "root", "/admin"),
 		chromedp.SetValue(css(`select[name=targets]`), "assigned"),
 		submit(`form[action="/admin/contest"] button`),
 		chromedp.Click(css(`a[href="/admin/import"]`)),
@@ -72,9 +66,9 @@ func TestOrganiserInABrowser(t *testing.T) {
 		t.Errorf("the import says %q (%v)", summary, err)
 	}
 	link, err := chromedp.Run(org, chromedp.AttributeValue(css(`a.signin-link[data-login=alice]`), "href"))
-	must("alice's link", err)
+	must(t, "alice's link", err)
 
-	must("alice signs in with her link", chromedp.Do(alice, chromedp.Navigate(link.Value),
+	must(t, "alice signs in with her link", chromedp.Do(alice, chromedp.Navigate(link.Value),
 		chromedp.WaitVisible(css(`form[action^="/signin/"]`)),
 		orgShot("signin"),
 		chromedp.SendKeys(css(`input[name=password]`), "alice-password"),
@@ -89,7 +83,7 @@ func TestOrganiserInABrowser(t *testing.T) {
 	if option, err := chromedp.Run(alice, chromedp.TextContent(css(`form[action="/team/server"] option`))); err != nil || option != server {
 		t.Errorf("the team's server reads %q (%v), want %q", option, err, server)
 	}
-	must("alice picks the server and enqueues", chromedp.Do(alice,
+	must(t, "alice picks the server and enqueues", chromedp.Do(alice,
 		submit(`form[action="/team/server"] button`),
 		chromedp.WaitVisible(css(`p.target code`)),
 		orgShot("team"),
@@ -104,7 +98,7 @@ func TestOrganiserInABrowser(t *testing.T) {
 	if got, err := text(alice, `main p code`); err != nil || got != "http://"+u.Host+"/" {
 		t.Errorf("the job's target %q (%v)", got, err)
 	}
-	must("the link again", chromedp.Do(alice, chromedp.Navigate(link.Value), chromedp.WaitVisible(css(`main`))))
+	must(t, "the link again", chromedp.Do(alice, chromedp.Navigate(link.Value), chromedp.WaitVisible(css(`main`))))
 	if msg, err := text(alice, `main`); err != nil || !strings.Contains(msg, "this sign-in link does not work") {
 		t.Errorf("the used link says %q (%v)", msg, err)
 	}

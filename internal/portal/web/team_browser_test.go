@@ -64,29 +64,23 @@ func TestJobPageInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	b := browser(t, ctx, path)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	must("a team enqueues", chromedp.Do(b,
+	must(t, "a team enqueues", chromedp.Do(b,
 		newTeam(st.url, "charts", "", target),
 		chromedp.Navigate(st.url+"/"),
 		chromedp.Click(css(`form[action="/jobs"] button`)),
 		chromedp.WaitVisible(css(`dl.progress`)),
 	))
-	must("the job runs, its time counting", chromedp.Do(b,
+	must(t, "the job runs, its time counting", chromedp.Do(b,
 		until(`/^0:0[1-9] elapsed, (about \d+:\d\d left|finishing)$/.test(document.getElementById('job-time')?.textContent)
 			&& !document.getElementById('job-bar').hidden`, 45*time.Second)))
 	fits(t, b, "team-job-running")
-	must("the result", chromedp.Do(b, chromedp.WaitVisible(css(`p.verdict`))))
+	must(t, "the result", chromedp.Do(b, chromedp.WaitVisible(css(`p.verdict`))))
 	fits(t, b, "team-job-result")
 	id := jobID(t, b)
 	j, err := st.store.Job(ctx, id)
-	must("the stored job", err)
+	must(t, "the stored job", err)
 	var res engine.Result
-	must("its result", json.Unmarshal(j.Result, &res))
+	must(t, "its result", json.Unmarshal(j.Result, &res))
 	var want []string
 	for _, s := range res.Timeline {
 		want = append(want, strconv.FormatInt(s.Requests, 10))
@@ -96,14 +90,14 @@ func TestJobPageInABrowser(t *testing.T) {
 		  document.querySelector('svg[data-chart=requests] path[data-series="requests/s"]').dataset.values,
 		  document.querySelector('svg[data-chart=requests]').getBoundingClientRect().width + '',
 		  document.querySelectorAll('.fail-reasons').length + '']`))
-	must("the charts", err)
+	must(t, "the charts", err)
 	if drawn[0] != "5" || drawn[1] != strings.Join(want, " ") || drawn[2] == "0" || drawn[3] != "0" {
 		t.Errorf("the result's page: %v; want 5 charts, requests %v, no reasons to fail", drawn, want)
 	}
 
 	// The target goes away; enqueue again: that job fails, and says why
 	// once.
-	must("enqueue again", chromedp.Do(b,
+	must(t, "enqueue again", chromedp.Do(b,
 		chromedp.Navigate(st.url+"/team"),
 		chromedp.SetValue(css(`form[action="/team/target"] input[name=target]`), "http://127.0.0.1:1/"),
 		submit(`form[action="/team/target"] button`),
@@ -113,14 +107,14 @@ func TestJobPageInABrowser(t *testing.T) {
 	))
 	fits(t, b, "team-job-failed")
 	failed, err := st.store.Job(ctx, jobID(t, b))
-	must("the failed job", err)
+	must(t, "the failed job", err)
 	var fres engine.Result
-	must("its result", json.Unmarshal(failed.Result, &fres))
+	must(t, "its result", json.Unmarshal(failed.Result, &fres))
 	if len(fres.FailReasons) == 0 {
 		t.Fatalf("the job on a dead target did not fail: %s", failed.Result)
 	}
 	body, err := text(b, `main`)
-	must("the page", err)
+	must(t, "the page", err)
 	if n := strings.Count(body, fres.FailReasons[0]); n != 1 {
 		t.Errorf("the reason %q is said %d times:\n%s", fres.FailReasons[0], n, body)
 	}
@@ -162,19 +156,13 @@ func TestDashboardInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	b := browser(t, ctx, path)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	must("a team with a target", chromedp.Do(b,
+	must(t, "a team with a target", chromedp.Do(b,
 		newTeam(st.url, "dash", "student", target),
 		chromedp.Navigate(st.url+"/"),
 		until(`/^The board freezes in 01:[23]\d:\d\d, at .* UTC \(.*\d\d:\d\d your time\)$/.test(document.getElementById('countdown')?.textContent)`, 5*time.Second),
 	))
 	head, err := text(b, `#countdown`)
-	must("the countdown", err)
+	must(t, "the countdown", err)
 	if want := c.FreezesAt.UTC().Format("15:04 UTC"); !strings.Contains(head, want) {
 		t.Errorf("the countdown %q does not say %q", head, want)
 	}
@@ -187,20 +175,20 @@ func TestDashboardInABrowser(t *testing.T) {
 		}
 	}
 	dash, err := text(b, `#dashboard`)
-	must("the dashboard", err)
+	must(t, "the dashboard", err)
 	for _, want := range []string{"Team dash student", "of 1 teams; — of 1 in student", "Enqueue a benchmark", "No benchmarks yet."} {
 		if !strings.Contains(strings.Join(strings.Fields(dash), " "), want) {
 			t.Errorf("the dashboard lacks %q:\n%s", want, dash)
 		}
 	}
 	fits(t, b, "team-dashboard-before")
-	must("enqueue from the dashboard, and watch it there", chromedp.Do(b,
+	must(t, "enqueue from the dashboard, and watch it there", chromedp.Do(b,
 		submit(`#enqueue form button:not([disabled])`),
 		chromedp.Navigate(st.url+"/"),
 		until(`/elapsed/.test(document.getElementById('job-time')?.textContent)`, 45*time.Second),
 	))
 	fits(t, b, "team-dashboard-running")
-	must("the job ends", chromedp.Do(b,
+	must(t, "the job ends", chromedp.Do(b,
 		// The page loads again when the job ends: marked before, not after
 		// (unless it has already).
 		chromedp.Evaluate[chromedp.Void](`if (document.getElementById('job-time')) document.body.dataset.before = 'done'`),
@@ -227,13 +215,13 @@ func TestDashboardInABrowser(t *testing.T) {
 			t.Fatalf("bob's %s: %d", step.path, resp.StatusCode)
 		}
 	}
-	must("the standing follows", chromedp.Do(b,
+	must(t, "the standing follows", chromedp.Do(b,
 		until(`window.sameLoad && +document.body.dataset.standingUpdates > 0 &&
 			/of 2 teams/.test(document.getElementById('standing').textContent)`, 45*time.Second)))
 
 	// Every page a team uses has the header's countdown and fits.
 	for _, page := range []string{"jobs", "team", "clarifications", "announcements", "manual"} {
-		must(page, chromedp.Do(b, chromedp.Navigate(st.url+"/"+page), chromedp.WaitVisible(css(`#countdown`))))
+		must(t, page, chromedp.Do(b, chromedp.Navigate(st.url+"/"+page), chromedp.WaitVisible(css(`#countdown`))))
 		fits(t, b, "team-page-"+page)
 	}
 }
@@ -249,19 +237,13 @@ func TestAnsweredBadgeInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	alice := browser(t, ctx, path)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	const badge = `document.querySelector('nav .badge[data-count=answered-new]')`
-	must("alice signs in", chromedp.Do(alice, signIn(st.url, "alice", "/clarifications")))
-	must("alice asks", chromedp.Do(alice,
+	must(t, "alice signs in", chromedp.Do(alice, signIn(st.url, "alice", "/clarifications")))
+	must(t, "alice asks", chromedp.Do(alice,
 		chromedp.SendKeys(css(`form[action="/clarifications"] textarea[name=question]`), "May we add an index?"),
 		chromedp.Click(css(`form[action="/clarifications"] button`)),
 		chromedp.WaitVisible(css(`#clarifications article.own`))))
-	must("alice opens the contest page", chromedp.Do(alice,
+	must(t, "alice opens the contest page", chromedp.Do(alice,
 		chromedp.Navigate(st.url+"/"),
 		chromedp.WaitVisible(css(`#announcements`)),
 		chromedp.Evaluate[chromedp.Void](`window.sameLoad = true`),
@@ -270,18 +252,18 @@ func TestAnsweredBadgeInABrowser(t *testing.T) {
 		t.Errorf("a badge or a notice before any answer (%v)", err)
 	}
 	root, _, err := st.store.AccountByLogin(ctx, "root")
-	must("the admin", err)
+	must(t, "the admin", err)
 	qs, err := st.store.Clarifications(ctx, store.Seen{All: true})
 	if err != nil || len(qs) != 1 {
 		t.Fatalf("the question: %v %v", qs, err)
 	}
 	_, err = st.store.AnswerClarification(ctx, portal.ActorOf(root), qs[0].ID, store.Answer{Answer: "Yes."})
-	must("staff answer", err)
-	must("the badge and the notice, live", chromedp.Do(alice,
+	must(t, "staff answer", err)
+	must(t, "the badge and the notice, live", chromedp.Do(alice,
 		until(badge+`.textContent === '1' && !`+badge+`.hidden && !document.getElementById('answer-banner').hidden &&
 			window.sameLoad === true`, 10*time.Second)))
 	fits(t, alice, "team-answered")
-	must("alice reads the answer", chromedp.Do(alice,
+	must(t, "alice reads the answer", chromedp.Do(alice,
 		chromedp.Click(css(`#answer-banner a`)),
 		chromedp.WaitVisible(css(`#clarifications article.own blockquote.answer`)),
 		until(badge+`.hidden && document.getElementById('answer-banner').hidden`, 5*time.Second),
@@ -305,13 +287,7 @@ func TestLeaderboardChartInABrowser(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	b := browser(t, ctx, path)
-	must := func(what string, err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	must("a team's job", chromedp.Do(b,
+	must(t, "a team's job", chromedp.Do(b,
 		newTeam(st.url, "lines", "", target),
 		chromedp.Navigate(st.url+"/"),
 		submit(`#enqueue form button:not([disabled])`),
@@ -325,7 +301,7 @@ func TestLeaderboardChartInABrowser(t *testing.T) {
 	}
 	ax, err := chromedp.Run(b, chromedp.Evaluate[axis](`({labels: chart.axes[0]._values,
 		xs: chart.axes[0]._splits.map((v) => chart.valToPos(v, 'x'))})`))
-	must("the time axis", err)
+	must(t, "the time axis", err)
 	for i, l := range ax.Labels {
 		if len(l) != 5 && len(l) != 8 || l[2] != ':' {
 			t.Errorf("label %q is not HH:MM or HH:MM:SS", l)
