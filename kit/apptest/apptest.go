@@ -305,6 +305,25 @@ func Bench(t *testing.T, p kit.Problem, target *url.URL, load time.Duration, opt
 	return res
 }
 
+// LoadGate tells a defect when the run's load phase has begun, so that a
+// defect the pre-check would meet first starts with the load and has all of
+// it to be caught. Pass Option to the run; Open reports the gate.
+type LoadGate struct{ open atomic.Bool }
+
+// Option closes the gate and returns the run option that opens it once the
+// load phase (or a later one) is under way, within 20 ms.
+func (g *LoadGate) Option() engine.Option {
+	g.open.Store(false)
+	return engine.WithProgress(20*time.Millisecond, func(p engine.Progress) {
+		if p.Phase == engine.PhaseLoad || p.Phase == engine.PhaseFinalCheck {
+			g.open.Store(true)
+		}
+	})
+}
+
+// Open reports whether the run's load phase has begun.
+func (g *LoadGate) Open() bool { return g.open.Load() }
+
 // Proxy sits between the benchmarker and a correct app and adds one defect.
 type Proxy struct {
 	App      *url.URL
