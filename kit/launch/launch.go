@@ -60,8 +60,15 @@ func NewApp(url string, stop func(context.Context) error) *App { return &App{URL
 // Stop stops the app and waits for it to exit.
 func (a *App) Stop(ctx context.Context) error { return a.stop(ctx) }
 
-// BuildGo builds the Go module in dir into the binary out.
+// BuildGo builds the Go module in dir into the binary out. Builds of one
+// binary take turns on a lock beside it (two test packages, or two `tunecon
+// serve`, starting the same app), lest one write the file the other runs.
 func BuildGo(ctx context.Context, dir, out string, log io.Writer) error {
+	unlock, err := lockFile(out + ".lock")
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	fmt.Fprintf(log, "building %s ...\n", dir)
 	// -trimpath: a fresh clone reuses the build cache of another.
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", out, ".")
