@@ -75,10 +75,11 @@ test: deps deps-system lint test-deploy build-rust test-go test-webapps ## the w
 # gotestsum prints each package's result and each failure's output, keeps
 # every test's events in build/test-go.json, and then the tests that took
 # 20 s or more, slowest first: what to make faster when the suite nears its
-# 40 minutes. Two packages run at a time: most of a run waits on an app.
+# 40 minutes. One package at a time: two side by side (-p 2) timed out
+# reference apps' pages (bank's /report in Python, dashboard's final check).
 test-go:
 	@mkdir -p build
-	$(GO) tool gotestsum --format pkgname-and-test-fails --jsonfile build/test-go.json -- -race -p 2 -count=1 -timeout 25m ./...
+	$(GO) tool gotestsum --format pkgname-and-test-fails --jsonfile build/test-go.json -- -race -p 1 -count=1 -timeout 25m ./...
 	@echo "tests that took 20 s or more:"; $(GO) tool gotestsum tool slowest --jsonfile build/test-go.json --threshold 20s
 
 # Every problem's Go apps: each is a module of its own.
