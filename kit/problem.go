@@ -255,9 +255,24 @@ func (p Problem) lockWorkingData(webapp string, cfg ServeConfig) (func(), error)
 		fmt.Sprintf("the %s app's working data in %s", cfg.Lang, dir))
 }
 
-// serve builds and starts the app of Serve, with the services it calls.
-func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp string, dataEnv []string) (*App, error) {
-	appDir := filepath.Join(webapp, cfg.Lang)
+// Build builds the app of cfg.Lang as Serve would before starting it (a Go
+// or Rust binary, a Python virtualenv), so that a suite can build every app
+// before any of its tests starts one.
+func (p Problem) Build(ctx context.Context, cfg ServeConfig) error {
+	if !slices.Contains(p.ServeLangs(), cfg.Lang) {
+		return fmt.Errorf("problem %s has no %q app (languages: %s)", p.Name, cfg.Lang, strings.Join(p.ServeLangs(), ", "))
+	}
+	if p.Handler != nil {
+		return nil
+	}
+	_, err := p.build(ctx, cfg, filepath.Join(cfg.Root, "problems", p.Name))
+	return err
+}
+
+// build builds the app of cfg.Lang in the problem's directory and returns
+// the command that runs it, in the app's directory (its environment unset).
+func (p Problem) build(ctx context.Context, cfg ServeConfig, problem string) (*exec.Cmd, error) {
+	appDir := filepath.Join(problem, "webapp", cfg.Lang)
 	if cfg.Lang == TunedLang {
 		appDir = filepath.Join(problem, "solutions", p.Tuned)
 	}
@@ -266,25 +281,36 @@ func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp str
 	if cfg.AppDir != "" {
 		appDir, bin = cfg.AppDir, filepath.Join(cfg.AppDir, name)
 	}
-	var cmd *exec.Cmd
-	var err error
-	if launch.IsPython(appDir) {
+	switch {
+	case launch.IsPython(appDir):
 		venv := filepath.Join(cfg.Root, "build", "venv-"+name)
 		if err := launch.EnsureVenv(ctx, venv, filepath.Join(appDir, "requirements.txt"), cfg.Log); err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
-	} else if launch.IsRust(appDir) {
+		cmd := exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
+		cmd.Dir = appDir
+		return cmd, nil
+	case launch.IsRust(appDir):
 		if err := launch.BuildRust(ctx, appDir, bin, filepath.Join(cfg.Root, "build", "rust-target"), cfg.Log); err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(bin)
-	} else {
+	default:
 		if err := launch.BuildGo(ctx, appDir, bin, cfg.Log); err != nil {
 			return nil, err
 		}
-		cmd = exec.Command(bin)
 	}
+	cmd := exec.Command(bin)
+	cmd.Dir = appDir
+	return cmd, nil
+}
+
+// serve builds and starts the app of Serve, with the services it calls.
+func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp string, dataEnv []string) (*App, error) {
+	cmd, err := p.build(ctx, cfg, problem)
+	if err != nil {
+		return nil, err
+	}
+	appDir, name := cmd.Dir, p.Name+"-"+cfg.Lang
 	if cfg.CPUs != "" {
 		if cmd, err = launch.Pin(cmd, cfg.CPUs); err != nil {
 			return nil, err
