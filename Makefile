@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-rust deps-system build-rust \
+.PHONY: help build test test-go test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-rust deps-system apps \
 	dist deploy-venv deploy-boot deploy-test test-deploy
 
 help: ## list the targets
@@ -37,19 +37,12 @@ deps-rust:
 	if [ "$$CI" = true ]; then echo "CI=true: the Rust apps' tests cannot run" >&2; exit 1; fi; \
 	echo "their tests will skip"
 
-# A Rust app's first build compiles the crates, minutes on two cores: make
-# test does it before the tests, so that no test waits on a compiler, into
-# the target directory (and with the PATH) of the tests' own builds
-# (launch.BuildRust), which then find it done.
-build-rust: deps-rust
-	@for c in $$(command -v cargo) $${CARGO_HOME:-$$HOME/.cargo}/bin/cargo; do \
-		v=$$($$c --version 2>/dev/null | sed -n 's/^cargo 1\.\([0-9]*\)\..*/\1/p'); \
-		if [ -n "$$v" ] && [ "$$v" -ge $(MIN_CARGO_MINOR) ]; then \
-			for d in $(RUST_APPS); do echo "cargo build $$d"; \
-				(cd $$d && CARGO_TARGET_DIR=$(CURDIR)/build/rust-target PATH=$$(dirname $$c):$$PATH \
-					$$c build --release --locked -q) || exit 1; done; exit 0; \
-		fi; \
-	done
+# Every problem's apps, built as tunecon serve builds them (tools/apps)
+# before the tests: a Rust app's first build compiles the crates, minutes on
+# two cores, and no test should wait on a compiler or share the machine
+# with one.
+apps: deps ## build every problem's apps, in every language
+	$(GO) run ./tools/apps
 
 # -trimpath keeps the checkout's path out of the build, so that a fresh clone
 # reuses what the Go build cache holds from another; go build downloads only
@@ -70,7 +63,7 @@ deps-system: ## as root: apt-get install MariaDB, PostgreSQL, nginx, Chromium an
 	echo "installing$$missing (apt-get)"; \
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
-test: deps deps-system lint test-deploy build-rust test-go test-webapps ## the whole test suite (what CI runs)
+test: deps deps-system lint test-deploy apps test-go test-webapps ## the whole test suite (what CI runs)
 
 # gotestsum prints each package's result and each failure's output, keeps
 # every test's events in build/test-go.json, and then the tests that took
