@@ -72,7 +72,7 @@ func (c *capacityTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // runAgainstCapacity runs a two-minute load of users whose sessions each
 // fetch pages pages, thinking a second after each, against a target of 10
 // workers whose service time follows service, and returns the result.
-func runAgainstCapacity(t *testing.T, pages int, service func(time.Duration) time.Duration) *engine.Result {
+func runAgainstCapacity(t *testing.T, pages int, service func(time.Duration) time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
 	mem := newMemNet()
 	target := &capacityTarget{workers: make(chan struct{}, 10), start: time.Now(), service: service}
@@ -109,8 +109,9 @@ func runAgainstCapacity(t *testing.T, pages int, service func(time.Duration) tim
 		},
 	}}
 	target.start = time.Now()
-	res := engine.New(p, mustURL(t, "http://target.test/"), engine.WithDialer(mem.dial),
-		engine.WithLoadDuration(2*time.Minute), engine.WithSeed(1)).Run(context.Background())
+	opts = append([]engine.Option{engine.WithDialer(mem.dial), engine.WithLoadDuration(2 * time.Minute),
+		engine.WithSeed(1)}, opts...)
+	res := engine.New(p, mustURL(t, "http://target.test/"), opts...).Run(context.Background())
 	if maxID >= res.Workload.Peak {
 		t.Errorf("user ID %d with at most %d users at once: IDs are not reused", maxID, res.Workload.Peak)
 	}
@@ -177,4 +178,21 @@ func TestControllerFollowsCapacity(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestMaxWorkloadCapsTheUsers: against a target with room for 200 users,
+// a run with WithMaxWorkload(15) holds at 15, where one without it grows
+// past them.
+func TestMaxWorkloadCapsTheUsers(t *testing.T) {
+	t.Parallel()
+	fast := func(time.Duration) time.Duration { return 50 * time.Millisecond }
+	synctest.Test(t, func(t *testing.T) {
+		if res := runAgainstCapacity(t, 1, fast); res.Workload.Peak <= 15 {
+			t.Fatalf("without a cap the users peaked at %d: the case cannot show a cap", res.Workload.Peak)
+		}
+		res := runAgainstCapacity(t, 1, fast, engine.WithMaxWorkload(15))
+		if res.Workload.Peak != 15 || !res.Passed {
+			t.Errorf("with a cap of 15 the users peaked at %d (passed %v)", res.Workload.Peak, res.Passed)
+		}
+	})
 }

@@ -71,6 +71,11 @@ func WithGrace(d time.Duration) Option { return func(b *Bench) { b.grace = d } }
 // overriding the scenario's LoadPolicy.StartUsers.
 func WithWorkload(n int) Option { return func(b *Bench) { b.workload = n } }
 
+// WithMaxWorkload caps the users of the load phase at n when the scenario's
+// LoadPolicy.MaxUsers allows more: a test's short load that must check an
+// app without taking the machine from the runs beside it.
+func WithMaxWorkload(n int) Option { return func(b *Bench) { b.maxWorkload = n } }
+
 // WithSeed sets the seed of every random choice of the run. Without it, a
 // run takes its seed from the clock (SeedFromTime) and records it in the
 // result, so that any run can be repeated.
@@ -117,6 +122,7 @@ type Bench struct {
 	finalTimeout time.Duration
 	grace        time.Duration
 	workload     int
+	maxWorkload  int
 	seed         uint64
 	seedSet      bool
 	staff        io.Writer
@@ -342,6 +348,10 @@ func (b *Bench) Run(ctx context.Context) *Result {
 	policy := meta.Load.withDefaults()
 	if b.workload > 0 {
 		policy.StartUsers = b.workload
+	}
+	if b.maxWorkload > 0 && b.maxWorkload < policy.MaxUsers {
+		policy.MaxUsers = b.maxWorkload
+		policy.StartUsers = min(policy.StartUsers, b.maxWorkload)
 	}
 	agentCfg := meta.Agent.withDefaults()
 	agentCfg.dial, agentCfg.control = b.dial, b.control
