@@ -43,6 +43,12 @@ func ExpectClean(t *testing.T, res *engine.Result, tags ...string) {
 	}
 }
 
+// conformanceGrowth is how far a conformance load may grow, in multiples of
+// the scenario's starting users: far enough for every kind of user to play
+// side by side, not so far that a fast app's load takes the machine from
+// the runs beside it (a Rust app's timed out a Python app's bank report).
+const conformanceGrowth = 4
+
 // Conformance runs the pre-check and a load of the given length against
 // every reference app of the problem on every store (the descriptor's Langs
 // × Stores): each must pass with 0 fails and score every tag in tags. The
@@ -50,11 +56,16 @@ func ExpectClean(t *testing.T, res *engine.Result, tags ...string) {
 // each has an app of its own, and much of a run is the scenario waiting
 // out a freshness promise.
 func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
+	sc, err := a.Problem.Scenario()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := engine.WithMaxWorkload(conformanceGrowth * sc.Meta().Load.StartUsers)
 	for _, store := range a.Problem.Stores {
 		for _, lang := range a.Problem.Langs {
 			t.Run(lang+"+"+store, func(t *testing.T) {
 				t.Parallel()
-				ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load), tags...)
+				ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load, limit), tags...)
 			})
 		}
 	}
