@@ -212,8 +212,8 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	if cfg.Lang == "" {
 		cfg.Lang = p.Langs[0]
 	}
-	if !slices.Contains(p.ServeLangs(), cfg.Lang) {
-		return nil, fmt.Errorf("problem %s has no %q app (languages: %s)", p.Name, cfg.Lang, strings.Join(p.ServeLangs(), ", "))
+	if err := p.hasApp(cfg.Lang); err != nil {
+		return nil, err
 	}
 	if p.Handler != nil {
 		return p.serveInProcess(cfg)
@@ -255,12 +255,20 @@ func (p Problem) lockWorkingData(webapp string, cfg ServeConfig) (func(), error)
 		fmt.Sprintf("the %s app's working data in %s", cfg.Lang, dir))
 }
 
+// hasApp says, as an error, when the problem has no app of language lang.
+func (p Problem) hasApp(lang string) error {
+	if !slices.Contains(p.ServeLangs(), lang) {
+		return fmt.Errorf("problem %s has no %q app (languages: %s)", p.Name, lang, strings.Join(p.ServeLangs(), ", "))
+	}
+	return nil
+}
+
 // Build builds the app of cfg.Lang as Serve would before starting it (a Go
 // or Rust binary, a Python virtualenv), so that a suite can build every app
 // before any of its tests starts one.
 func (p Problem) Build(ctx context.Context, cfg ServeConfig) error {
-	if !slices.Contains(p.ServeLangs(), cfg.Lang) {
-		return fmt.Errorf("problem %s has no %q app (languages: %s)", p.Name, cfg.Lang, strings.Join(p.ServeLangs(), ", "))
+	if err := p.hasApp(cfg.Lang); err != nil {
+		return err
 	}
 	if p.Handler != nil {
 		return nil
