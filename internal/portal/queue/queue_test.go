@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -53,10 +52,10 @@ type env struct {
 
 func newEnv(t *testing.T, c portal.Contest) *env {
 	t.Helper()
-	return newEnvAt(t, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), c)
+	return newEnvAt(t, systems.MigratedSQLite(t), c)
 }
 
-// newEnvAt is newEnv on the empty database at dsn.
+// newEnvAt is newEnv on the database at dsn, empty or migrated.
 func newEnvAt(t *testing.T, dsn string, c portal.Contest) *env {
 	t.Helper()
 	e := &env{t: t, dsn: dsn, writes: queue.NewWrites()}

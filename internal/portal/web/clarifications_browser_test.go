@@ -49,7 +49,7 @@ func signIn(base, login, next string) chromedp.Action[chromedp.Void] {
 func TestClarificationsInABrowser(t *testing.T) {
 	path, err := servers.Chromium()
 	servers.Require(t, err)
-	st := liveSite(t, "sqlite:"+t.TempDir()+"/portal.db")
+	st := liveSite(t, systems.MigratedSQLite(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	alice, second := browser(t, ctx, path), browser(t, ctx, path)

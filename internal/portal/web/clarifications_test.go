@@ -295,7 +295,7 @@ func nextNotices(t *testing.T, events <-chan event) noticesEvent {
 // and a team of what changes in the clarifications it sees: not another
 // team's private answer, which sends it nothing.
 func TestNoticesLive(t *testing.T) {
-	st := liveSite(t, "sqlite:"+t.TempDir()+"/portal.db")
+	st := liveSite(t, systems.MigratedSQLite(t))
 	bob, staff, anon := st.stream("b", "/notices/events"), st.stream("admin", "/notices/events"), st.stream("anon", "/notices/events")
 	first := nextNotices(t, bob)
 	if first.Latest != 0 || first.Unread != 0 || first.Clarifications == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +106,7 @@ func logIn(base, login, next string) chromedp.Action[chromedp.Void] {
 func TestContestDayInABrowser(t *testing.T) {
 	path, err := servers.Chromium()
 	servers.Require(t, err)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
+	dsn := systems.MigratedSQLite(t)
 	st := liveSite(t, dsn)
 	a, b := evilName, "bees"
 	teamA, teamB := st.jobA.TeamID, st.teamB.ID

@@ -418,7 +418,7 @@ func testEveryAdminActionIsAuditedOnce(t *testing.T, db storetest.System) {
 // on no public board, and on the admin's marked; the ranking rule is a
 // setting.
 func TestBracketsAndHiddenTeams(t *testing.T) {
-	st := liveSite(t, "sqlite:"+t.TempDir()+"/portal.db")
+	st := liveSite(t, systems.MigratedSQLite(t))
 	admin := st.users["admin"]
 	a := evilName
 	if resp := st.post(admin, "/admin/contest", url.Values{"problem": {example.Name}, "brackets": {"students, general"}}, nil); resp.StatusCode != see {

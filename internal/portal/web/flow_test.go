@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func contestSite(t *testing.T) (*site, string) {
 	t.Helper()
 	ctx, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
-	dsn := "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
+	dsn := systems.MigratedSQLite(t)
 	open := func() *store.Store {
 		s, err := store.Open(ctx, dsn, store.Options{})
 		if err != nil {

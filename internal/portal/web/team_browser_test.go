@@ -233,7 +233,7 @@ func TestDashboardInABrowser(t *testing.T) {
 func TestAnsweredBadgeInABrowser(t *testing.T) {
 	path, err := servers.Chromium()
 	servers.Require(t, err)
-	st := liveSite(t, "sqlite:"+t.TempDir()+"/portal.db")
+	st := liveSite(t, systems.MigratedSQLite(t))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	alice := browser(t, ctx, path)

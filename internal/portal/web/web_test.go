@@ -9,7 +9,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,10 +74,10 @@ var passwords = portal.Passwords{Cost: bcrypt.MinCost}
 
 func newSite(t *testing.T, options ...func(*web.Config)) *site {
 	t.Helper()
-	return newSiteAt(t, "sqlite:"+filepath.Join(t.TempDir(), "portal.db"), options...)
+	return newSiteAt(t, systems.MigratedSQLite(t), options...)
 }
 
-// newSiteAt is newSite on the empty database at dsn. The store, the queue
+// newSiteAt is newSite on the database at dsn, empty or migrated. The store, the queue
 // and the pages share the site's clock.
 func newSiteAt(t *testing.T, dsn string, options ...func(*web.Config)) *site {
 	t.Helper()

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/tunecon/tunecon/internal/portal/store"
 	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
@@ -35,6 +36,10 @@ type Systems struct {
 	err  error
 	// made counts the PostgreSQL databases made, for their names.
 	made atomic.Int64
+	// template is a SQLite database with the whole schema (MigratedSQLite).
+	template     sync.Once
+	templatePath string
+	templateErr  error
 }
 
 // New makes a test package's systems; nothing starts yet.
@@ -48,6 +53,10 @@ func (s *Systems) Close() {
 	}
 	if s.dir != "" {
 		os.RemoveAll(s.dir)
+	}
+	s.template.Do(func() { s.templateErr = fmt.Errorf("storetest: closed") })
+	if s.templatePath != "" {
+		os.RemoveAll(filepath.Dir(s.templatePath))
 	}
 }
 
@@ -67,6 +76,55 @@ func (s *Systems) Run(t *testing.T, f func(t *testing.T, db System)) {
 // SQLite is the DSN of a SQLite file (not made yet) in t's own directory.
 func SQLite(t *testing.T) string {
 	return "sqlite:" + filepath.Join(t.TempDir(), "portal.db")
+}
+
+// MigratedSQLite makes a SQLite file with the store's whole schema in t's
+// own directory and returns its DSN. The schema is applied once, to a file
+// the systems keep until Close, and copied for each test: parsing it is most
+// of a small test's time under the race detector.
+func (s *Systems) MigratedSQLite(t *testing.T) string {
+	t.Helper()
+	s.template.Do(s.migrateTemplate)
+	if s.templateErr != nil {
+		t.Fatal(s.templateErr)
+	}
+	data, err := os.ReadFile(s.templatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "portal.db")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return "sqlite:" + path
+}
+
+func (s *Systems) migrateTemplate() {
+	dir, err := os.MkdirTemp("", "storetest-sqlite")
+	if err != nil {
+		s.templateErr = err
+		return
+	}
+	s.templatePath = filepath.Join(dir, "portal.db")
+	ctx := context.Background()
+	st, err := store.Open(ctx, "sqlite:"+s.templatePath, store.Options{})
+	if err != nil {
+		s.templateErr = err
+		return
+	}
+	_, err = st.Migrate(ctx)
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		s.templateErr = fmt.Errorf("storetest: migrating the SQLite template: %w", err)
+		return
+	}
+	// Closed, the database is whole in its one file: a write-ahead log
+	// left beside it would mean the copies miss part of the schema.
+	if _, err := os.Stat(s.templatePath + "-wal"); err == nil {
+		s.templateErr = fmt.Errorf("storetest: %s-wal left after Close", s.templatePath)
+	}
 }
 
 // Postgres makes an empty database on the private PostgreSQL server,
