@@ -100,20 +100,53 @@ type queries struct {
 	x       dbtx
 	now     func() time.Time
 	dialect dialect
+	// stmts are the statements kept prepared (nil: none kept), and tx the
+	// transaction x is, if it is one.
+	stmts *stmts
+	tx    *sql.Tx
 }
 
 // exec, query and queryRow run a statement written with ? placeholders in
-// the dialect's own.
+// the dialect's own, prepared if it can be.
 func (q *queries) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	return q.x.ExecContext(ctx, q.dialect.rebind(query), args...)
+	query = q.dialect.rebind(query)
+	if s := q.stmt(ctx, query); s != nil {
+		return s.ExecContext(ctx, args...)
+	}
+	return q.x.ExecContext(ctx, query, args...)
 }
 
 func (q *queries) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	return q.x.QueryContext(ctx, q.dialect.rebind(query), args...)
+	query = q.dialect.rebind(query)
+	if s := q.stmt(ctx, query); s != nil {
+		return s.QueryContext(ctx, args...)
+	}
+	return q.x.QueryContext(ctx, query, args...)
 }
 
 func (q *queries) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
-	return q.x.QueryRowContext(ctx, q.dialect.rebind(query), args...)
+	query = q.dialect.rebind(query)
+	if s := q.stmt(ctx, query); s != nil {
+		return s.QueryRowContext(ctx, args...)
+	}
+	return q.x.QueryRowContext(ctx, query, args...)
+}
+
+// stmt is query's kept statement, for the database or for the transaction;
+// nil to run it unprepared. A transaction prepares nothing itself: it holds
+// SQLite's one connection, which preparing on the database would wait for.
+// What was prepared outside runs on the transaction's connection as it is.
+func (q *queries) stmt(ctx context.Context, query string) *sql.Stmt {
+	switch {
+	case q.stmts == nil:
+		return nil
+	case q.tx != nil:
+		if s := q.stmts.lookup(query); s != nil {
+			return q.tx.StmtContext(ctx, s)
+		}
+		return nil
+	}
+	return q.stmts.prepared(ctx, query)
 }
 
 // dialect is what differs between database systems.
@@ -273,6 +306,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		now = time.Now
 	}
 	s.queries = &queries{x: s.db, now: now, dialect: tg.dialect}
+	if tg.pg == nil {
+		s.stmts = newStmts(s.db)
+	}
 	return s, nil
 }
 
@@ -376,6 +412,9 @@ func parseDSN(dsn string) (target, error) {
 
 // Close closes the database. Stop the River clients on the store first.
 func (s *Store) Close() error {
+	if s.stmts != nil {
+		s.stmts.close()
+	}
 	if s.listen != nil {
 		s.listen.Close()
 	}
@@ -396,7 +435,8 @@ func (s *Store) InTx(ctx context.Context, f func(*Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("store: beginning a transaction: %w", err)
 	}
-	if err := f(&Tx{queries: &queries{x: tx, now: s.now, dialect: s.dialect}, tx: tx}); err != nil {
+	q := &queries{x: tx, now: s.now, dialect: s.dialect, stmts: s.stmts, tx: tx}
+	if err := f(&Tx{queries: q, tx: tx}); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
