@@ -36,10 +36,12 @@ const overflowing = `(() => {
 })()`
 
 // fits checks the page open in b at each of the viewports: nothing wider
-// than its box or the screen. It leaves a screenshot of each,
+// than its box or the screen; and it runs the accessibility check
+// (accessible) at the first. It leaves a screenshot of each,
 // build/screenshots/NAME-WIDTH.png, and the browser at the first size.
 func fits(t *testing.T, b context.Context, name string) {
 	t.Helper()
+	accessible(t, b, name)
 	for _, vp := range viewports {
 		if err := chromedp.Do(b, chromedp.EmulateViewport(vp[0], vp[1])); err != nil {
 			t.Fatal(err)
