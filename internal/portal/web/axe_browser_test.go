@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/tunecon/tunecon/kit/apptest/servers"
 )
 
 // axe-core is the accessibility engine the browser tests run in every page
@@ -111,15 +114,60 @@ const axeRun = `(async () => {
 // critical violation.
 func accessible(t *testing.T, b context.Context, name string) {
 	t.Helper()
-	src := axeSource(t)
-	if _, err := chromedp.Run(b, chromedp.Evaluate[any](src+"\n;0")); err != nil {
-		t.Fatalf("%s: loading axe-core: %v", name, err)
-	}
-	found, err := chromedp.Run(b, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+	found, err := axeViolations(b, axeSource(t))
 	if err != nil {
-		t.Fatalf("%s: running axe-core: %v", name, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if len(found) > 0 {
 		t.Errorf("%s: accessibility violations:\n  %s", name, strings.Join(found, "\n  "))
+	}
+}
+
+// axeViolations loads axe-core (its source src) into the page open in b,
+// runs it, and returns the serious and critical violations it found.
+func axeViolations(b context.Context, src string) ([]string, error) {
+	if _, err := chromedp.Run(b, chromedp.Evaluate[any](src+"\n;0")); err != nil {
+		return nil, fmt.Errorf("loading axe-core: %w", err)
+	}
+	found, err := chromedp.Run(b, chromedp.Evaluate[[]string](axeRun, chromedp.EvalAwaitPromise))
+	if err != nil {
+		return nil, fmt.Errorf("running axe-core: %w", err)
+	}
+	return found, nil
+}
+
+// TestAccessibilityCheckFindsFaults: the check finds what it is there for,
+// on a page with an image without a text, an unlabelled field and grey text
+// on grey, and passes the same page made right.
+func TestAccessibilityCheckFindsFaults(t *testing.T) {
+	path, err := servers.Chromium()
+	servers.Require(t, err)
+	src := axeSource(t)
+	pages := map[string]string{
+		"faulty": `<img src="/x.png"><form><input name="q"></form><p style="color:#aaa;background:#bbb">faint</p>`,
+		"right":  `<img src="/x.png" alt="logo"><form><label>Search <input name="q"></label></form><p>plain</p>`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, `<!doctype html><html lang="en"><head><title>t</title></head><body><main>%s</main></body></html>`,
+			pages[strings.TrimPrefix(r.URL.Path, "/")])
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := browser(t, ctx, path)
+	for name, want := range map[string][]string{"faulty": {"image-alt", "label", "color-contrast"}, "right": nil} {
+		must(t, "opening the "+name+" page", chromedp.Do(b, chromedp.Navigate(srv.URL+"/"+name)))
+		found, err := axeViolations(b, src)
+		must(t, "checking the "+name+" page", err)
+		all := strings.Join(found, "\n")
+		for _, id := range want {
+			if !strings.Contains(all, id+" (") {
+				t.Errorf("the %s page: want %s among the violations, got:\n%s", name, id, all)
+			}
+		}
+		if want == nil && len(found) > 0 {
+			t.Errorf("the %s page: want no violation, got:\n%s", name, all)
+		}
 	}
 }
