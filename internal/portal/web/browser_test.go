@@ -88,6 +88,11 @@ func TestInABrowser(t *testing.T) {
 			chromedp.WaitVisible(css(`form[action="/team/join"]`)),
 		)
 	}
+	for _, page := range []string{"signup", "login"} { // the pages before any team's
+		must(t, "the "+page+" page", chromedp.Do(alice, chromedp.Navigate(st.url+"/"+page),
+			chromedp.WaitVisible(css(`form[action="/`+page+`"]`))))
+		fits(t, alice, page)
+	}
 	must(t, "alice makes a team", chromedp.Do(alice, signup("alice"),
 		chromedp.SendKeys(css(`form[action="/team"] input[name=name]`), "<b>browsers</b>"),
 		chromedp.Click(css(`form[action="/team"] button`)),
