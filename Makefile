@@ -107,8 +107,8 @@ perf: deps ## engine vs wrk requests per CPU-second, and idle-user memory
 	$(GO) build -o $(BIN)/perf ./tools/perf
 	$(BIN)/perf
 
-scores: deps deps-system ## starting scores of every language and store, as a Markdown table
-	$(GO) run ./tools/scores -problem $(PROBLEM)
+scores: deps deps-system ## starting scores of every language (or LANGS=go,rust) and store, as a Markdown table
+	$(GO) run ./tools/scores -problem $(PROBLEM) $(if $(LANGS),-langs $(LANGS))
 
 RUNS ?= 5
 # PIN=1: headroom and stability run the app and the benchmarker on separate halves of the CPUs; PIN=0: they share them.

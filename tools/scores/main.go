@@ -5,10 +5,13 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
@@ -18,9 +21,14 @@ import (
 )
 
 func main() {
+	only := flag.String("langs", "", "the languages to run, comma-separated (default: every one the problem has)")
 	ctx, stop, tool := measure.Setup("scores", false)
 	defer stop()
 	p := tool.Problem
+	langs, err := pick(p.Langs, *only)
+	if err != nil {
+		tool.Fail(err)
+	}
 	dir, err := os.MkdirTemp("", "scores")
 	if err != nil {
 		tool.Fail(err)
@@ -41,7 +49,7 @@ func main() {
 			}
 			defer maria.Stop()
 		}
-		for _, lang := range p.Langs {
+		for _, lang := range langs {
 			db := ""
 			if store == kit.StoreMariaDB {
 				if db, err = maria.CreateDatabase(ctx, p.Name+"_"+lang); err != nil {
@@ -65,4 +73,25 @@ func main() {
 		}
 		fmt.Printf("| %s | %s | %s | %.1f | %d | %d | %.0f |\n", r.lang, r.store, r.res.Verdict(), r.res.Score, r.res.Errors.Charged(), r.res.Workload.Final, p50)
 	}
+}
+
+// pick is the languages of have that list (comma-separated) names, in
+// have's order; all of have if list is empty.
+func pick(have []string, list string) ([]string, error) {
+	if list == "" {
+		return have, nil
+	}
+	want := strings.Split(list, ",")
+	for _, l := range want {
+		if !slices.Contains(have, l) {
+			return nil, fmt.Errorf("-langs %s: no %q app; the problem has %s", list, l, strings.Join(have, ", "))
+		}
+	}
+	var out []string
+	for _, l := range have {
+		if slices.Contains(want, l) {
+			out = append(out, l)
+		}
+	}
+	return out, nil
 }
