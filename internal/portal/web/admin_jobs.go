@@ -251,8 +251,15 @@ func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err != nil {
 		return err
 	}
+	c, err := s.contest(r)
+	if err != nil {
+		return err
+	}
 	data := newJobView(j, s.live.position(j.ID))
 	data.Team, data.Attempts = t, attempts
+	if err := s.drawCharts(data, c); err != nil {
+		return err
+	}
 	return s.render(w, r, http.StatusOK, "admin_job", v, data)
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tunecon/tunecon/engine"
 	"github.com/tunecon/tunecon/internal/portal"
 	"github.com/tunecon/tunecon/internal/portal/store"
 	"github.com/tunecon/tunecon/internal/portal/web"
@@ -78,5 +81,27 @@ func TestAdminJobsPaged(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(body), &q); err != nil || resp.StatusCode != http.StatusOK || q.Queued != 1 || q.OldestWait != "1m30s" {
 		t.Errorf("/admin/queue.json: %d %s (%v)", resp.StatusCode, body, err)
+	}
+}
+
+// TestAdminJobPageCharts: staff see a job's run charted as its team does.
+func TestAdminJobPageCharts(t *testing.T) {
+	st := newSite(t)
+	res, _ := json.Marshal(&engine.Result{Problem: example.Name, Passed: true, Score: 12,
+		Phases: []engine.PhaseResult{{Name: engine.PhaseLoad, Passed: true, Seconds: 2}},
+		Timeline: []engine.TimelineSecond{{Second: 0, Requests: 5, Users: 2, Points: 6, P50ms: 3, P99ms: 9},
+			{Second: 1, Requests: 7, Users: 2, Points: 6, P50ms: 4, P99ms: 8}}})
+	j := st.endedJob(st.jobA.TeamID, 9100, portal.Ending{State: portal.JobFinished, Verdict: portal.VerdictPassed,
+		Score: 12, Result: res})
+	id := strconv.FormatInt(j.ID, 10)
+	_, team := st.do(st.users["a"], http.MethodGet, "/jobs/"+id, nil, nil)
+	_, staff := st.do(st.users["admin"], http.MethodGet, "/admin/jobs/"+id, nil, nil)
+	charts := regexp.MustCompile(`data-chart="[a-z-]+"`)
+	want := charts.FindAllString(team, -1)
+	if len(want) == 0 {
+		t.Fatal("the team's job page has no charts")
+	}
+	if got := charts.FindAllString(staff, -1); !slices.Equal(got, want) {
+		t.Errorf("the staff's job page charts %v, want the team's %v", got, want)
 	}
 }

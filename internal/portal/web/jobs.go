@@ -73,14 +73,8 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	pos := s.live.position(j.ID)
 	data := newJobView(j, pos)
 	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
-	if data.result != nil {
-		key := chartKey{job: j.ID, freeze: c.FreezesAt.UnixNano()}
-		data.Charts, err = s.charts.draw(key, func() (template.HTML, error) {
-			return report.HTML(data.result, report.Options{Freeze: c.FreezesAt})
-		})
-		if err != nil {
-			return err
-		}
+	if err := s.drawCharts(data, c); err != nil {
+		return err
 	}
 	if j.State.Final() {
 		t, err := s.store.Team(r.Context(), v.TeamID)
@@ -92,6 +86,20 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 		}
 	}
 	return s.render(w, r, http.StatusOK, "job", v, data)
+}
+
+// drawCharts puts the charts of the job's run on its page, if it has a
+// result, with the contest's freeze marked.
+func (s *Server) drawCharts(data *jobView, c portal.Contest) error {
+	if data.result == nil {
+		return nil
+	}
+	key := chartKey{job: data.Job.ID, freeze: c.FreezesAt.UnixNano()}
+	var err error
+	data.Charts, err = s.charts.draw(key, func() (template.HTML, error) {
+		return report.HTML(data.result, report.Options{Freeze: c.FreezesAt})
+	})
+	return err
 }
 
 // jobView is what the job pages show: the job, its place in the queue and
