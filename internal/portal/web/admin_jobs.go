@@ -255,7 +255,9 @@ func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err != nil {
 		return err
 	}
-	data := newJobView(j, s.live.position(j.ID))
+	pos := s.live.position(j.ID)
+	data := newJobView(j, pos)
+	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
 	data.Team, data.Attempts = t, attempts
 	if err := s.drawCharts(data, c); err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -103,5 +104,25 @@ func TestAdminJobPageCharts(t *testing.T) {
 	}
 	if got := charts.FindAllString(staff, -1); !slices.Equal(got, want) {
 		t.Errorf("the staff's job page charts %v, want the team's %v", got, want)
+	}
+}
+
+// TestAdminJobPageTimes: staff see a waiting job's times as its team does.
+func TestAdminJobPageTimes(t *testing.T) {
+	st := newSite(t)
+	resp := st.post(st.users["b"], "/jobs", url.Values{}, nil)
+	if resp.StatusCode != see {
+		t.Fatalf("team B enqueues: %d", resp.StatusCode)
+	}
+	path := resp.Header.Get("Location")
+	times := regexp.MustCompile(`<dd id="job-time"[^>]*>[^<]*</dd>`)
+	_, team := st.do(st.users["b"], http.MethodGet, path, nil, nil)
+	_, staff := st.do(st.users["admin"], http.MethodGet, "/admin"+path, nil, nil)
+	want := times.FindString(team)
+	if want == "" {
+		t.Fatalf("the team's page of its queued job has no times:\n%s", team)
+	}
+	if got := times.FindString(staff); got != want {
+		t.Errorf("the staff's page: %s, want the team's %s", got, want)
 	}
 }
