@@ -278,12 +278,15 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         templates,
     });
 
-    // The static files as the Go app serves them: a directory is not found rather than listed, and what is not
-    // found is Go's plain 404.
-    let public = ServeDir::new(root.join("public"))
+    // The static files as the Go app serves them: a directory is not found rather than listed, what is not found
+    // is Go's plain 404, and the headers are Go's (go_file_headers).
+    let files = ServeDir::new(root.join("public"))
         .append_index_html_on_directories(false)
         .not_found_service(static_not_found.into_service());
-    let router = Router::new()
+    let public = Router::new()
+        .fallback_service(files)
+        .layer(middleware::map_response(go_file_headers));
+    let pages = Router::new()
         .route("/", get(get_index))
         .route("/signup", get(get_signup).post(post_signup))
         .route("/login", get(get_login).post(post_login))
@@ -294,9 +297,12 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
         .route("/initialize", post(post_initialize))
         .fallback(not_found)
         .method_not_allowed_fallback(not_found) // a path that exists with another method: 404 too, as in the Go app
-        .layer(middleware::from_fn_with_state(app.clone(), finish))
-        .nest_service("/static", public)
-        .with_state(app);
+        .with_state(app.clone());
+    // `finish` wraps the pages from outside, where it sees the Allow header axum adds to that 404.
+    let router = Router::new()
+        .fallback_service(pages)
+        .layer(middleware::from_fn_with_state(app, finish))
+        .nest_service("/static", public);
 
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     println!("listening on http://{}", listener.local_addr()?);
@@ -565,6 +571,22 @@ fn json_error(status: StatusCode, message: &str) -> Response {
     json(status, format!("{body}\n"))
 }
 
+/// A static file's headers as Go's file server sends them: a text type with its charset, and Last-Modified
+/// without an ETag.
+async fn go_file_headers(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.remove(header::ETAG);
+    let text = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .filter(|t| t.starts_with("text/") && !t.contains("charset"))
+        .map(|t| format!("{t}; charset=utf-8"));
+    if let Some(value) = text.and_then(|t| HeaderValue::try_from(t).ok()) {
+        headers.insert(header::CONTENT_TYPE, value);
+    }
+    response
+}
+
 /// What Go's file server answers for a file it does not have.
 async fn static_not_found() -> impl IntoResponse {
     (
@@ -607,6 +629,8 @@ async fn finish(State(app): AppState, request: Request, next: Next) -> Response 
             }
         };
     }
+    // Go's server names no allowed methods: a path asked with another method is simply not found.
+    response.headers_mut().remove(header::ALLOW);
     if private {
         response
             .headers_mut()
