@@ -460,6 +460,36 @@ func TestEachDefectFails(t *testing.T) {
 	}
 }
 
+// TestRustDefectsFail: three of the defects above in the Rust app, a
+// dropped write, a session that outlives its sign-out and an answer for
+// another parameter than the user's, FAIL as they do in Go: the scenario
+// does not lean on the Go app's quirks (issue 30).
+func TestRustDefectsFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	for _, c := range []struct {
+		name  string
+		patch [2]string
+		want  string
+	}{
+		{"a removed subscription still shown", [2]string{"None => subs.remove(&service),", `None => subs.remove("none"),`},
+			`data-services|answered for`},
+		{"a signed-out session still signed in", [2]string{
+			"sqlx::query(\"DELETE FROM sessions WHERE token = ?\")\n            .bind(token)",
+			"sqlx::query(\"DELETE FROM sessions WHERE token = ?\")\n            .bind(\"\")"},
+			`with the id of a session that signed out must be refused`},
+		{"one postal code asked for everyone", [2]string{`format!("{http}/postal/{}", param("code"))`, `format!("{http}/postal/1000000")`},
+			`postal: code .* want the user's code|an answer carries "\d{7}", a parameter of another user's`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a build and an app of its own
+			app := apps.Start(t, "rust", kit.StoreSQLite, apptest.Patched(t, "webapp/rust", c.patch))
+			apptest.ExpectFail(t, apptest.Bench(t, dashboard.Problem, app, 10*time.Second), c.want)
+		})
+	}
+}
+
 // TestCachedLoginEarnsNothing: the tuned app with /login served cacheable
 // (honest HTTP: the page is the same for everyone signed out) lets the users'
 // own caches answer login pages without asking the app; since the engine
