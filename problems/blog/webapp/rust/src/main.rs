@@ -22,7 +22,7 @@ use minijinja::{Environment, Value, context};
 use percent_encoding::percent_decode;
 use serde::Serialize;
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, Lines};
 use tower_http::services::ServeDir;
 
@@ -193,6 +193,9 @@ async fn open_db(dsn: &str, root: &Path) -> Result<Db, Box<dyn std::error::Error
         .filename(&path)
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
+        // NORMAL, as the Go app's driver sets it: sqlx leaves SQLite's
+        // FULL, an fsync more on every commit.
+        .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(5));
     Ok(Db::Sqlite(SqlitePool::connect_with(options).await?))
 }

@@ -25,7 +25,7 @@ use pulldown_cmark::{Event, Parser};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, Lines};
 use tower_http::services::ServeDir;
@@ -241,6 +241,9 @@ async fn open_db(dsn: &str, root: &Path) -> Result<Db, Box<dyn std::error::Error
         .filename(&path)
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
+        // NORMAL, as the Go app's driver sets it: sqlx leaves SQLite's
+        // FULL, an fsync more on every commit.
+        .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(5));
     Ok(Db::Sqlite(SqlitePool::connect_with(options).await?))
 }
