@@ -20,7 +20,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Request, State};
 use axum::handler::HandlerWithoutStateExt;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
@@ -30,7 +30,7 @@ use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 use sha2::{Digest, Sha512};
 use sqlx::mysql::{MySqlConnectOptions, MySqlPool};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool};
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqliteSynchronous};
 use subtle::ConstantTimeEq;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, Lines};
 use tower_http::services::ServeDir;
@@ -279,7 +279,8 @@ async fn run() -> Result<(), Box<dyn std::error::Error>> {
     });
 
     // The static files as the Go app serves them: a directory is not found rather than listed, what is not found
-    // is Go's plain 404, and the headers are Go's (go_file_headers).
+    // is Go's plain 404, and the headers are Go's (go_file_headers). Another method than GET or HEAD gets
+    // ServeDir's 405 where Go answers its 404 page; no check asks.
     let files = ServeDir::new(root.join("public"))
         .append_index_html_on_directories(false)
         .not_found_service(static_not_found.into_service());
@@ -356,11 +357,16 @@ async fn open_db(dsn: &str, root: &Path) -> Result<Db, Box<dyn std::error::Error
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    // WAL lets readers run while someone writes; the busy timeout makes writers wait for each other.
+    // WAL lets readers run while someone writes; the busy timeout makes writers wait for each other. The pool is
+    // sqlx's as it comes (10 connections at most, idle ones kept, statements cached on each), as database/sql's
+    // is Go's: each language's usual pool, left as its developer would leave it.
     let options = SqliteConnectOptions::new()
         .filename(&path)
         .create_if_missing(true)
         .journal_mode(SqliteJournalMode::Wal)
+        // NORMAL, as the Go app's driver sets it: sqlx leaves SQLite's
+        // FULL, an fsync more on every commit.
+        .synchronous(SqliteSynchronous::Normal)
         .busy_timeout(Duration::from_secs(5));
     Ok(Db::Sqlite(SqlitePool::connect_with(options).await?))
 }
@@ -610,8 +616,8 @@ async fn not_found(State(app): AppState, headers: HeaderMap) -> Result<Response>
 /// marks it before it looks the session up. An error of the app's own becomes its error page, signed out: the
 /// session may be what failed.
 async fn finish(State(app): AppState, request: Request, next: Next) -> Response {
-    let private =
-        session_token(request.headers()).is_some() && request.uri().path() != "/initialize";
+    let private = session_token(request.headers()).is_some()
+        && !(request.method() == Method::POST && request.uri().path() == "/initialize");
     let mut response = next.run(request).await;
     if response.extensions().get::<ServerError>().is_some() {
         let page = context! { title => "500", message => "Something went wrong." };
@@ -748,19 +754,28 @@ async fn post_signup(State(app): AppState, headers: HeaderMap, body: Bytes) -> R
     if n > 0 {
         return taken();
     }
+    match insert_user(&app, email, password, &grade).await {
+        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => taken(),
+        Err(e) => Err(e.into()),
+        Ok(()) => Ok(Redirect::to("/login").into_response()),
+    }
+}
+
+/// Adds a user, with a new salt, and the user's row of subscriptions, in one transaction.
+async fn insert_user(app: &App, email: &str, password: &[u8], grade: &str) -> Result<(), sqlx::Error> {
     let salt = hex::encode(rand::random::<[u8; 8]>());
     let passhash = hash_password(&salt, password);
     let sql = "INSERT INTO users (email, salt, passhash, grade, created_at) VALUES (?, ?, ?, ?, ?)";
-    let inserted: Result<(), sqlx::Error> = with_db!(&app.db, |pool| {
+    with_db!(&app.db, |pool| {
         async {
             let mut tx = pool.begin_with(app.db.begin()).await?;
             let q = sqlx::query(sql)
                 .bind(email)
                 .bind(&salt)
                 .bind(&passhash)
-                .bind(&grade)
+                .bind(grade)
                 .bind(now());
-            let id = last_insert_id(q.execute(&mut *tx).await?);
+            let id = q.execute(&mut *tx).await?.id();
             // Every user has a row of subscriptions, as in the initial data: none yet.
             sqlx::query("INSERT INTO subscriptions (user_id, arg) VALUES (?, ?)")
                 .bind(id)
@@ -770,12 +785,7 @@ async fn post_signup(State(app): AppState, headers: HeaderMap, body: Bytes) -> R
             tx.commit().await
         }
         .await
-    });
-    match inserted {
-        Err(sqlx::Error::Database(e)) if e.is_unique_violation() => taken(),
-        Err(e) => Err(e.into()),
-        Ok(()) => Ok(Redirect::to("/login").into_response()),
-    }
+    })
 }
 
 /// The id an insert gave its row, from either database's answer.
@@ -793,10 +803,6 @@ impl LastInsertId for sqlx::mysql::MySqlQueryResult {
     fn id(&self) -> i64 {
         self.last_insert_id() as i64
     }
-}
-
-fn last_insert_id(result: impl LastInsertId) -> i64 {
-    result.id()
 }
 
 async fn get_login(State(app): AppState, headers: HeaderMap) -> Result<Response> {
@@ -1068,8 +1074,9 @@ const UNRESERVED: &AsciiSet = &NON_ALPHANUMERIC
 
 /// Asks one service with the user's parameters and returns its JSON answer as it came, without the whitespace
 /// between its tokens. Like a naive client, each call makes a client of its own: a new connection every time,
-/// HTTP/1.1 only, nothing cached, no conditional request. A status other than 200, or an answer that is not JSON,
-/// is an error.
+/// closed by the service after its answer (Connection: close, as the Go app's transport without keep-alives
+/// sends), HTTP/1.1 only, no proxy from the environment (Go's bare transport reads none), nothing cached, no
+/// conditional request. A status other than 200, or an answer that is not JSON, is an error.
 async fn call_service(
     service: &str,
     p: &BTreeMap<String, String>,
@@ -1095,13 +1102,13 @@ async fn call_service(
     };
     let client = reqwest::Client::builder()
         .http1_only()
-        .pool_max_idle_per_host(0) // no connection kept for another call
+        .no_proxy()
         // The HTTPS services' certificate is made for each run and no one can verify it (MANUAL.md).
         .danger_accept_invalid_certs(true)
         .timeout(SERVICE_TIMEOUT)
         .build()
         .map_err(|e| causes(&e))?;
-    let mut request = client.get(&url);
+    let mut request = client.get(&url).header(header::CONNECTION, "close");
     if let Some(token) = token {
         request = request.header("X-Security-Token", token);
     }
