@@ -251,17 +251,11 @@ func (s *Server) adminJobPage(w http.ResponseWriter, r *http.Request, v viewer) 
 	if err != nil {
 		return err
 	}
-	c, err := s.contest(r)
+	data, _, err := s.jobPageView(r, j)
 	if err != nil {
 		return err
 	}
-	pos := s.live.position(j.ID)
-	data := newJobView(j, pos)
-	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
 	data.Team, data.Attempts = t, attempts
-	if err := s.drawCharts(data, c); err != nil {
-		return err
-	}
 	return s.render(w, r, http.StatusOK, "admin_job", v, data)
 }
 

@@ -66,14 +66,8 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	if err != nil {
 		return err
 	}
-	c, err := s.contest(r)
+	data, c, err := s.jobPageView(r, j)
 	if err != nil {
-		return err
-	}
-	pos := s.live.position(j.ID)
-	data := newJobView(j, pos)
-	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
-	if err := s.drawCharts(data, c); err != nil {
 		return err
 	}
 	if j.State.Final() {
@@ -88,18 +82,24 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request, v viewer) error
 	return s.render(w, r, http.StatusOK, "job", v, data)
 }
 
-// drawCharts puts the charts of the job's run on its page, if it has a
-// result, with the contest's freeze marked.
-func (s *Server) drawCharts(data *jobView, c portal.Contest) error {
-	if data.result == nil {
-		return nil
+// jobPageView is what both job pages, the team's and staff's, show of job j:
+// its place in the queue, its times and its run's charts, with the
+// contest's freeze marked, which it returns too.
+func (s *Server) jobPageView(r *http.Request, j portal.Job) (*jobView, portal.Contest, error) {
+	c, err := s.contest(r)
+	if err != nil {
+		return nil, c, err
 	}
-	key := chartKey{job: data.Job.ID, freeze: c.FreezesAt.UnixNano()}
-	var err error
-	data.Charts, err = s.charts.draw(key, func() (template.HTML, error) {
-		return report.HTML(data.result, report.Options{Freeze: c.FreezesAt})
-	})
-	return err
+	pos := s.live.position(j.ID)
+	data := newJobView(j, pos)
+	data.Times, data.Now = s.live.times(j, pos), s.cfg.Now()
+	if data.result != nil {
+		key := chartKey{job: j.ID, freeze: c.FreezesAt.UnixNano()}
+		data.Charts, err = s.charts.draw(key, func() (template.HTML, error) {
+			return report.HTML(data.result, report.Options{Freeze: c.FreezesAt})
+		})
+	}
+	return data, c, err
 }
 
 // jobView is what the job pages show: the job, its place in the queue and
