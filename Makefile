@@ -68,25 +68,12 @@ test: deps deps-system lint test-deploy apps test-go test-webapps ## the whole t
 # gotestsum prints each package's result and each failure's output, keeps
 # every test's events in build/test-go.json, and then the tests that took
 # 20 s or more, slowest first: what to make faster when the suite nears its
-# 40 minutes. Two streams run side by side: the problems' packages, one at a
-# time (two problems' loads at once, -p 2, timed out reference apps' pages:
-# bank's /report in Python, dashboard's final check), beside every other
-# package but the portal's pages. Those run last, alone: Chromium raises its
-# own priority, and a browser beside a problem's load timed out its pages.
-GO_TEST = $(GO) tool gotestsum --format pkgname-and-test-fails
-GO_TEST_FLAGS = -race -p 1 -count=1 -timeout 25m
-WEB_PKG = ./internal/portal/web
-
+# 40 minutes. One package at a time: two side by side (-p 2) timed out
+# reference apps' pages (bank's /report in Python, dashboard's final check).
 test-go:
 	@mkdir -p build
-	@$(GO_TEST) --jsonfile build/test-go-problems.json -- $(GO_TEST_FLAGS) ./problems/... & problems=$$!; \
-	$(GO_TEST) --jsonfile build/test-go-rest.json -- $(GO_TEST_FLAGS) \
-		$$($(GO) list ./... | grep -v -e '/problems/' -e '/internal/portal/web$$'); rest=$$?; \
-	wait $$problems; problems=$$?; \
-	$(GO_TEST) --jsonfile build/test-go-web.json -- $(GO_TEST_FLAGS) $(WEB_PKG); web=$$?; \
-	cat build/test-go-problems.json build/test-go-rest.json build/test-go-web.json > build/test-go.json; \
-	echo "tests that took 20 s or more:"; $(GO) tool gotestsum tool slowest --jsonfile build/test-go.json --threshold 20s; \
-	[ $$problems = 0 ] && [ $$rest = 0 ] && [ $$web = 0 ]
+	$(GO) tool gotestsum --format pkgname-and-test-fails --jsonfile build/test-go.json -- -race -p 1 -count=1 -timeout 25m ./...
+	@echo "tests that took 20 s or more:"; $(GO) tool gotestsum tool slowest --jsonfile build/test-go.json --threshold 20s
 
 # Every problem's Go apps: each is a module of its own.
 GO_APPS = $(wildcard problems/*/webapp/go problems/*/solutions/go)
