@@ -207,7 +207,9 @@ type MissingToolchain = launch.MissingToolchain
 // build/NAME-LANG; a directory with requirements.txt is a Python app, run
 // under gunicorn from a virtualenv in build/venv-NAME-LANG; one with
 // Cargo.toml is a Rust app, built by cargo into build/NAME-LANG through the
-// one target directory all Rust apps share, build/rust-target.
+// one target directory all Rust apps share, build/rust-target; one with
+// package.json is a Node app, compiled by its tsc into its dist/ and run by
+// the pinned Node.js (launch.BuildNode).
 func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	if cfg.Lang == "" {
 		cfg.Lang = p.Langs[0]
@@ -264,7 +266,8 @@ func (p Problem) hasApp(lang string) error {
 }
 
 // Build builds the app of cfg.Lang as Serve would before starting it (a Go
-// or Rust binary, a Python virtualenv), so that a suite can build every app
+// or Rust binary, a Python virtualenv, a Node app's packages and
+// JavaScript), so that a suite can build every app
 // before any of its tests starts one.
 func (p Problem) Build(ctx context.Context, cfg ServeConfig) error {
 	if err := p.hasApp(cfg.Lang); err != nil {
@@ -298,6 +301,8 @@ func (p Problem) build(ctx context.Context, cfg ServeConfig, problem string) (*e
 		cmd := exec.Command(filepath.Join(venv, "bin", "gunicorn"), "--config", "gunicorn.conf.py")
 		cmd.Dir = appDir
 		return cmd, nil
+	case launch.IsNode(appDir):
+		return launch.BuildNode(ctx, appDir, filepath.Join(cfg.Root, "build"), cfg.Log)
 	case launch.IsRust(appDir):
 		if err := launch.BuildRust(ctx, appDir, bin, filepath.Join(cfg.Root, "build", "rust-target"), cfg.Log); err != nil {
 			return nil, err
