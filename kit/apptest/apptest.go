@@ -13,12 +13,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,8 +173,8 @@ func (a *Apps) MariaDB(t *testing.T, name string) string {
 
 // Patched copies the app's source directory into a temporary one with each
 // (old, new) replacement made, for a test build with a defect. Each old must
-// occur exactly once in all the directory's Go or Rust files (an app may be
-// one main.go or several files), and is replaced in the one that holds it;
+// occur exactly once in all the directory's Go, Rust or TypeScript files (an
+// app may be one main.go or several files), and is replaced in the one that holds it;
 // the replacements apply in order, so a later one may match what an earlier
 // one wrote. A Rust app's copy gets a package name of its own.
 func Patched(t *testing.T, src string, replacements ...[2]string) string {
@@ -184,6 +186,12 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
+		if rel == "node_modules" || rel == "dist" { // a Node app's packages and compiled code: the build remakes them
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil // a link: SkipDir would skip the rest of its folder
+		}
 		if d.IsDir() {
 			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
@@ -191,7 +199,7 @@ func Patched(t *testing.T, src string, replacements ...[2]string) string {
 		if err != nil {
 			return err
 		}
-		if strings.HasSuffix(p, ".go") || strings.HasSuffix(p, ".rs") {
+		if slices.Contains([]string{".go", ".rs", ".ts"}, filepath.Ext(p)) {
 			code[filepath.Join(dst, rel)] = string(data)
 		}
 		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)

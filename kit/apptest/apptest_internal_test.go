@@ -45,3 +45,32 @@ func TestRenameCargoPackage(t *testing.T) {
 		t.Errorf("a directory without Cargo.toml: %v", err)
 	}
 }
+
+// TestPatchedNodeApp patches a TypeScript file and leaves out what the build
+// remakes: the link to the shared packages and the compiled dist/.
+func TestPatchedNodeApp(t *testing.T) {
+	src := t.TempDir()
+	for name, text := range map[string]string{
+		"package.json": "{}", "src/main.ts": `const answer = 42;`, "dist/main.js": "old",
+	} {
+		path := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(src, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	dst := Patched(t, src, [2]string{"= 42", "= 41"})
+	if got, _ := os.ReadFile(filepath.Join(dst, "src", "main.ts")); string(got) != `const answer = 41;` {
+		t.Errorf("patched main.ts = %q", got)
+	}
+	for _, name := range []string{"node_modules", "dist"} {
+		if _, err := os.Lstat(filepath.Join(dst, name)); err == nil {
+			t.Errorf("the copy holds %s", name)
+		}
+	}
+}
