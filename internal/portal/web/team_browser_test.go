@@ -63,6 +63,13 @@ func TestJobPageInABrowser(t *testing.T) {
 	st, target := contestSite(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// A load long enough that the job cannot end, and its page reload,
+	// while the running page is being checked (the check itself takes
+	// seconds on a busy machine).
+	c, err := st.store.Contest(ctx)
+	must(t, "the contest", err)
+	c.LoadDuration = 8 * time.Second
+	must(t, "a longer load", st.store.SetContest(ctx, c))
 	b := browser(t, ctx, path)
 	must(t, "a team enqueues", chromedp.Do(b,
 		newTeam(st.url, "charts", "", target),
