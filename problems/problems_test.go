@@ -1,6 +1,7 @@
 package problems_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,5 +53,30 @@ func TestDescriptorsAreComplete(t *testing.T) {
 	}
 	if _, ok := problems.Lookup("nosuch"); ok {
 		t.Error("Lookup found a problem that does not exist")
+	}
+}
+
+// TestNodeAppsShareOnePackageSet: every Node app's package.json,
+// package-lock.json and tsconfig.json are the kit's (kit/launch/testdata/node),
+// byte for byte, so that one npm install serves them all and every app
+// compiles alike. A package one app needs is added to all.
+func TestNodeAppsShareOnePackageSet(t *testing.T) {
+	shared := filepath.Join("..", "kit", "launch", "testdata", "node")
+	for _, p := range problems.All() {
+		for _, lang := range p.Langs {
+			dir := filepath.Join(p.Name, "webapp", lang)
+			if _, err := os.Stat(filepath.Join(dir, "package.json")); err != nil {
+				continue
+			}
+			for _, name := range []string{"package.json", "package-lock.json", "tsconfig.json"} {
+				want, err := os.ReadFile(filepath.Join(shared, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s/%s is not %s/%s (%v)", dir, name, shared, name, err)
+				}
+			}
+		}
 	}
 }
