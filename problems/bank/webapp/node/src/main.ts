@@ -87,11 +87,11 @@ app.set("etag", false); // the Go app sends no ETag
 app.set("strict routing", true);
 app.set("case sensitive routing", true);
 app.set("views", path.join(root, "node", "views"));
-app.set("view engine", "ejs");
-app.set("view cache", true); // the Go app parses its templates once
 // EJS escapes as Go's html/template does (&#34; and &#39; for quotes) but
 // for "+" and NUL, which Go writes as &#43; and U+FFFD: the same text, in
-// other bytes. EJS 7 no longer takes its options from Express's settings.
+// other bytes (EJS 7 takes no escape function from Express's settings).
+app.set("view engine", "ejs");
+app.set("view cache", true); // the Go app parses its templates once
 // The cookie's value as sent: cookie-parser would percent-decode it, and a
 // value the app never issued must not name a session once decoded.
 app.use(cookieParser(undefined, { decode: (v: string) => v }));
