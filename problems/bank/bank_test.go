@@ -506,14 +506,20 @@ func nodeDefects() []struct {
 		{"node: each user's previous login cached in a Map", patched(
 			[2]string{"async function getMypage(", "const lastLogins = new Map<number, LoginRecord>();\n\nasync function getMypage("},
 			[2]string{"let last = await db.get<LoginRecord>(", "let last = lastLogins.get(sess.user_id) ?? await db.get<LoginRecord>("},
-			[2]string{`res.render("mypage",`, `lastLogins.set(sess.user_id, last);\n  res.render("mypage",`}),
+			[2]string{`res.render("mypage",`, "lastLogins.set(sess.user_id, last);\n  res.render(\"mypage\","}),
 			"previous login"},
 		// One locals object for every login page: a notice, once set, shows
 		// to every session after.
 		{"node: the login page's locals shared by every request", patched(
-			[2]string{"async function getIndex(", `const loginPage = { title: "Log in", notice: "", noticeText: "" };\n\nasync function getIndex(`},
+			[2]string{"async function getIndex(", `const loginPage = { title: "Log in", notice: "", noticeText: "" };
+
+async function getIndex(`},
 			[2]string{`res.render("index", { title: "Log in", notice, noticeText: notices[notice] ?? "" });`,
-				`if (notice !== "") {\n    loginPage.notice = notice;\n    loginPage.noticeText = notices[notice];\n  }\n  res.render("index", loginPage);`}),
+				`if (notice !== "") {
+    loginPage.notice = notice;
+    loginPage.noticeText = notices[notice];
+  }
+  res.render("index", loginPage);`}),
 			"expected none"},
 	}
 }
