@@ -22,7 +22,7 @@ var Problem = kit.Problem{
 	Title:       "Bank login (after the ISUCON4 qualifier, 2014)",
 	Summary:     "logins that lock users after 3 failures and ban addresses after 10; /report must match exactly",
 	After:       "ISUCON4 qualifier (2014)",
-	Langs:       []string{"go", "python", "rust"},
+	Langs:       []string{"go", "python", "rust", "node"},
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/bank/MANUAL.md",

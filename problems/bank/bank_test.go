@@ -215,6 +215,7 @@ func TestEachDefectFails(t *testing.T) {
 	cases = append(cases, authDefects(src)...)
 	cases = append(cases, tunedDefects()...)
 	cases = append(cases, rustDefects()...)
+	cases = append(cases, nodeDefects()...)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			apptest.ExpectFail(t, bench(t, c.target(t), 15*time.Second), c.want)
@@ -472,5 +473,53 @@ func rustDefects() []struct {
 			"notice FROM sessions WHERE id = ?", "notice FROM sessions WHERE substr(id, 1, 8) = substr(?, 1, 8)"}),
 			"to a session cookie the app never issued"},
 		{"rust: /mypage cached across users", cachedMypage("rust"), "shows the user|previous login|carries the login"},
+	}
+}
+
+// nodeDefects are three mistakes a contestant makes in the Node app's own
+// code, a dropped write, a stale cache and a leak across sessions, each
+// FAILing for its own reason, so the scenario does not lean on the Go app's
+// quirks (issue 30).
+func nodeDefects() []struct {
+	name   string
+	target func(t *testing.T) *url.URL
+	want   string
+} {
+	patched := func(patches ...[2]string) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			t.Parallel()
+			return apps.Start(t, "node", "sqlite", apptest.Patched(t, "webapp/node", patches...))
+		}
+	}
+	return []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		// req.signedCookies is empty without a secret: the old session is
+		// never deleted.
+		{"node: the attempt's old session read from req.signedCookies, never ended", patched(
+			[2]string{"const old = req.cookies[sessionCookie];", "const old = req.signedCookies[sessionCookie];"}),
+			"to the cookie of a session a later attempt ended"},
+		// The page then shows the first login a process saw of each user,
+		// whatever the session.
+		{"node: each user's previous login cached in a Map", patched(
+			[2]string{"async function getMypage(", "const lastLogins = new Map<number, LoginRecord>();\n\nasync function getMypage("},
+			[2]string{"let last = await db.get<LoginRecord>(", "let last = lastLogins.get(sess.user_id) ?? await db.get<LoginRecord>("},
+			[2]string{`res.render("mypage",`, "lastLogins.set(sess.user_id, last);\n  res.render(\"mypage\","}),
+			"previous login"},
+		// One locals object for every login page: a notice, once set, shows
+		// to every session after.
+		{"node: the login page's locals shared by every request", patched(
+			[2]string{"async function getIndex(", `const loginPage = { title: "Log in", notice: "", noticeText: "" };
+
+async function getIndex(`},
+			[2]string{`res.render("index", { title: "Log in", notice, noticeText: notices[notice] ?? "" });`,
+				`if (notice !== "") {
+    loginPage.notice = notice;
+    loginPage.noticeText = notices[notice];
+  }
+  res.render("index", loginPage);`}),
+			"expected none"},
 	}
 }
