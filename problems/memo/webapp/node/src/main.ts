@@ -114,7 +114,8 @@ interface Store extends Queryer {
 // inside a transaction another could run its statements on the connection in
 // between, inside that transaction (and a ROLLBACK would undo its insert). So
 // a transaction holds the connection: other statements wait for its end.
-// Go's database/sql gives a transaction a connection of its own instead.
+// Go's database/sql gives a transaction a connection of its own instead, and
+// runs queries on every core; here one thread runs them all, as Node does.
 class SqliteStore implements Store {
   isMySQL = false;
   private inTx: Promise<void> | null = null;
@@ -256,6 +257,8 @@ app.set("etag", false); // the Go app sends no ETag
 app.set("case sensitive routing", true); // as Go's ServeMux: /MyPage is 404
 app.set("strict routing", true); // and so is /mypage/
 app.set("views", path.join(root, "node", "views"));
+// EJS escapes as Go's html/template does but for "+" and NUL, which Go
+// writes as &#43; and U+FFFD: the same text to a browser.
 app.set("view engine", "ejs");
 app.set("view cache", true); // the Go app parses its templates once
 
@@ -773,7 +776,8 @@ function randomHex(n: number): string {
 
 // formValue is the first value of the URL-encoded form field, "" if it is
 // absent, or null if it is not valid UTF-8. express.urlencoded would replace
-// such bytes with U+FFFD; Go keeps them, and they get a 400.
+// such bytes with U+FFFD; Go keeps them, and they get a 400. A multipart
+// form, which no page of the app sends, is not read (Go reads it).
 function formValue(req: Request, name: string): string | null {
   if (!Buffer.isBuffer(req.body)) {
     return "";
