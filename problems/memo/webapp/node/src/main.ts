@@ -243,8 +243,14 @@ const root = getenv("MEMO_ROOT", "..");
 const addr = getenv("MEMO_ADDR", "127.0.0.1:8080");
 const initialSQL = getenv("MEMO_INITIAL_SQL", path.join(root, "data", "initial.sql"));
 
-const db = await openDB(process.env.MEMO_DB ?? "", root);
-await loadInitialData(db, root, initialSQL);
+let db: Store;
+try {
+  db = await openDB(process.env.MEMO_DB ?? "", root);
+  await loadInitialData(db, root, initialSQL);
+} catch (err) {
+  console.error((err as Error).message);
+  process.exit(1);
+}
 
 // Pure CommonMark, as goldmark renders it: HTML ("<hr>", not "<hr />"), and
 // raw HTML in a memo escaped (goldmark leaves it out; the manual allows
@@ -367,7 +373,7 @@ async function loadInitialData(db: Store, root: string, dumpPath: string): Promi
   if (!existsSync(dumpPath)) {
     throw new Error(
       `the initial data ${dumpPath} does not exist: generate it with \`tunecon serve memo\`, which writes it and ` +
-        "then starts the Go app (or set MEMO_INITIAL_SQL to where it is)",
+        "then starts this app (or set MEMO_INITIAL_SQL to where it is)",
     );
   }
   const schema = readFileSync(path.join(root, "sql", db.isMySQL ? "schema.mysql.sql" : "schema.sqlite.sql"), "utf8");
