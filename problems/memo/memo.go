@@ -22,7 +22,7 @@ var Problem = kit.Problem{
 	Title:       "Memo (after the ISUCON3 qualifier, 2013)",
 	Summary:     "public and private Markdown memos, a paged list of the newest, and privacy that must never leak",
 	After:       "ISUCON3 qualifier (2013)",
-	Langs:       []string{"go", "python", "rust"},
+	Langs:       []string{"go", "python", "rust", "node"},
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/memo/MANUAL.md",

@@ -237,6 +237,53 @@ func TestRustDefectsFail(t *testing.T) {
 	}
 }
 
+// TestNodeDefectsFail: three mistakes a contestant could make in the Node
+// app's own code, a write that loses the private flag, a session cache that
+// outlives the sign-out and a page cache shared across users, each FAIL for
+// its own reason.
+func TestNodeDefectsFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	node := func(patches ...[2]string) func(t *testing.T) *url.URL {
+		return func(t *testing.T) *url.URL {
+			t.Parallel() // a build and an app of its own
+			return apps.Start(t, "node", kit.StoreSQLite, apptest.Patched(t, "webapp/node", patches...))
+		}
+	}
+	memoID := "const memoID = /^[1-9][0-9]*$/;"
+	for _, c := range []struct {
+		name   string
+		target func(t *testing.T) *url.URL
+		want   string
+	}{
+		// A checkbox without a value attribute sends "on"; this one sends 1.
+		{"the private flag read as a checkbox's default", node([2]string{`formValue(req, "is_private") === "1"`,
+			`formValue(req, "is_private") === "on"`}),
+			`counts \d+ public memos; \d+ had been written|private to|marks memo \d+ private: false, expected true`},
+		{"sessions cached in memory past their sign-out", node(
+			[2]string{memoID, memoID + "\nconst sessionCache = new Map<string, Session>();"},
+			[2]string{"  const s = await db.get<Session>(", "  const s = sessionCache.get(id) ?? await db.get<Session>("},
+			[2]string{"  if (!s) {\n    return null;\n  }\n", "  if (!s) {\n    return null;\n  }\n  sessionCache.set(id, s);\n"}),
+			`the cookie of a session signed out, asking for /mypage, answered 200`},
+		{"/mypage cached for 2 s by its path", node(
+			[2]string{memoID, memoID + "\nconst pageCache = new Map<string, { html: string; at: number }>();"},
+			[2]string{"    seeOther(res, \"/signin\");\n    return;\n  }\n", "    seeOther(res, \"/signin\");\n    return;\n  }\n" +
+				"  const hit = pageCache.get(req.path);\n  if (hit && Date.now() - hit.at < 2000) {\n    res.send(hit.html);\n    return;\n  }\n"},
+			[2]string{`render(res, 200, "mypage", { title: "My page", session: sess, memos: items });`,
+				`res.render("mypage", page({ title: "My page", session: sess, memos: items }), (err: Error | null, html: string) => {
+    if (err) throw err;
+    pageCache.set(req.path, { html, at: Date.now() });
+    res.send(html);
+  });`}),
+			`shows the user|/mypage of \w+ lacks|asking for /mypage, answered 200`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			apptest.ExpectFail(t, apptest.Bench(t, memo.Problem, c.target(t), 10*time.Second), c.want)
+		})
+	}
+}
+
 // The cheats of issue 27, each a patch of the tuned solution that passed
 // the scenario before the load had negative cases and every answer was
 // scanned. The first three pass the pre-check, which tries one wrong
