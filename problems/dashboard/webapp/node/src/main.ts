@@ -372,8 +372,9 @@ app.engine("ejs", (file, data, done) => {
   ejs.renderFile(file, data, { escape: goEscape, cache: app.enabled("view cache") }, done);
 });
 
-// Go's PostFormValue reads only a urlencoded body, of up to 10 MB, and takes
-// the first value of a name.
+// A form as Go's PostFormValue reads it: a urlencoded body of up to 10 MB,
+// the first value of a name (Go would read a multipart form too; the pages'
+// forms send none).
 const form = express.urlencoded({ extended: false, limit: "10mb", parameterLimit: Infinity });
 
 app.get("/", getIndex);
