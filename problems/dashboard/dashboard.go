@@ -25,7 +25,7 @@ var Problem = kit.Problem{
 	Title:       "Dashboard (after the ISUCON5 final, 2015)",
 	Summary:     "a personal page over seven slow external services, relayed fresh and to the right user only",
 	After:       "ISUCON5 final (2015)",
-	Langs:       []string{"go", "python", "rust"},
+	Langs:       []string{"go", "python", "rust", "node"},
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/dashboard/MANUAL.md",

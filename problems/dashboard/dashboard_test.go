@@ -490,6 +490,48 @@ func TestRustDefectsFail(t *testing.T) {
 	}
 }
 
+// TestNodeDefectsFail: three mistakes a Node developer could make in the
+// Node app FAIL, each for its own reason: the subscriptions cached in a Map
+// that a change does not clear (a stale cache), the answers of a /data kept
+// in a variable every request shares, which another /data resets and fills
+// while this one awaits a service (another user's data), and POST /modify's
+// check of the grade dropped, since the form offers only the grade's
+// services (a skipped check).
+func TestNodeDefectsFail(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the apps")
+	}
+	for _, c := range []struct {
+		name    string
+		patches [][2]string
+		want    string
+	}{
+		{"subscriptions cached past a change", [][2]string{
+			{"const SESSION_COOKIE = \"dashboard_session\";\n",
+				"const SESSION_COOKIE = \"dashboard_session\";\nconst subsCache = new Map<number, Subscriptions>();\n"},
+			{"  const subs = await loadSubscriptions(db, user.id);\n  // Where the services are",
+				"  const subs = subsCache.get(user.id) ?? (await loadSubscriptions(db, user.id));\n" +
+					"  subsCache.set(user.id, subs);\n  // Where the services are"},
+		}, `/data of a \w+ user subscribed to \[.*\] answered for`},
+		{"one list of answers for every /data", [][2]string{
+			{"const SESSION_COOKIE = \"dashboard_session\";\n",
+				"const SESSION_COOKIE = \"dashboard_session\";\nlet items: Buffer[] = [];\n"},
+			{"  const items: Buffer[] = [];\n", "  items = [];\n"},
+		}, `an answer carries .*another user's|/data of a \w+ user subscribed to .* answered for`},
+		{"any service for any grade", [][2]string{
+			{"  if (!ALLOWED.get(user.grade)?.includes(service)) {\n" +
+				"    await renderError(res, user, 403, `The ${user.grade} grade cannot subscribe to ${service}.`);\n" +
+				"    return;\n  }\n", ""},
+		}, `expected status 403, got 303`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a build and an app of its own
+			app := apps.Start(t, "node", kit.StoreSQLite, apptest.Patched(t, "webapp/node", c.patches...))
+			apptest.ExpectFail(t, apptest.Bench(t, dashboard.Problem, app, 10*time.Second), c.want)
+		})
+	}
+}
+
 // TestCachedLoginEarnsNothing: the tuned app with /login served cacheable
 // (honest HTTP: the page is the same for everyone signed out) lets the users'
 // own caches answer login pages without asking the app; since the engine
