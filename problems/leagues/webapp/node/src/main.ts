@@ -658,7 +658,9 @@ function tenantPath(id: number): string {
 }
 
 // Queries on a tenant's file: each prepares its statement anew, as Go's
-// database/sql does for every query.
+// database/sql does for every query. (node:sqlite binds a JS number as a
+// REAL where Go binds an INTEGER: the columns' INTEGER affinity stores the
+// same integers, and lookups by id still seek the key.)
 
 function one<T>(db: DatabaseSync, sql: string, ...params: SQLInputValue[]): T | undefined {
   return db.prepare(sql).get(...params) as T | undefined;
@@ -876,7 +878,14 @@ async function tenantBilling(tenantID: number): Promise<CompetitionBilling[]> {
 // other player who read the ranking by the second it finished. A competition
 // still running is billed nothing.
 async function competitionBilling(tdb: DatabaseSync, tenantID: number, c: Competition): Promise<CompetitionBilling> {
-  const b = { competition_id: c.id, title: c.title, is_finished: c.finished_at !== null, scored: 0, viewed: 0, billing: 0 };
+  const b = {
+    competition_id: c.id,
+    title: c.title,
+    is_finished: c.finished_at !== null,
+    scored: 0,
+    viewed: 0,
+    billing: 0,
+  };
   if (c.finished_at === null) {
     return b;
   }
@@ -890,7 +899,12 @@ async function competitionBilling(tdb: DatabaseSync, tenantID: number, c: Compet
   // half way.
   const unlock = await lockTenant(tenantID);
   try {
-    const scores = all<PlayerScore>(tdb, "SELECT * FROM player_score WHERE competition_id = ? AND upload = ?", c.id, c.last_upload);
+    const scores = all<PlayerScore>(
+      tdb,
+      "SELECT * FROM player_score WHERE competition_id = ? AND upload = ?",
+      c.id,
+      c.last_upload,
+    );
     const scored = new Set(scores.map((s) => s.player_id));
     for (const v of visits) {
       if (v.first_at <= c.finished_at && !scored.has(v.player_id)) {
@@ -1118,7 +1132,8 @@ async function readScoresFile(req: Request, res: Response): Promise<Buffer | nul
     return null;
   }
   try {
-    const form = await new Response(body, { headers: { "content-type": req.headers["content-type"] ?? "" } }).formData();
+    const headers = { "content-type": req.headers["content-type"] ?? "" };
+    const form = await new Response(body, { headers }).formData();
     const file = form.get("scores");
     return file instanceof File ? Buffer.from(await file.arrayBuffer()) : null;
   } catch {
@@ -1285,7 +1300,12 @@ async function getRanking(req: Request, res: Response) {
     try {
       // Every row of the last upload, the last first: a player's last row is
       // the one that counts.
-      const rows = all<PlayerScore>(tdb, "SELECT * FROM player_score WHERE competition_id = ? AND upload = ? ORDER BY row_num DESC", c.id, c.last_upload);
+      const rows = all<PlayerScore>(
+        tdb,
+        "SELECT * FROM player_score WHERE competition_id = ? AND upload = ? ORDER BY row_num DESC",
+        c.id,
+        c.last_upload,
+      );
       const entries: { score: PlayerScore; player: Player }[] = [];
       const seen = new Set<number>();
       for (const s of rows) {
