@@ -321,9 +321,9 @@ func (app *App) getOrganizerBilling(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// TestLangDefectsFail: three of the defects above in the Rust app, a stale
-// cache, a dropped write and a leak across tenants, FAIL as they do in Go:
-// the scenario does not lean on the Go app's quirks (issue 30).
+// TestLangDefectsFail: three of the defects above in the Rust and Node apps, a
+// stale cache, a dropped write and a leak across tenants, FAIL as they do in
+// Go: the scenario does not lean on the Go app's quirks (issue 30).
 func TestLangDefectsFail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the apps")
@@ -364,6 +364,35 @@ func TestLangDefectsFail(t *testing.T) {
 			dropped: [][2]string{{`"INSERT INTO visit_history (player_id, tenant_id, competition_id, created_at) VALUES (?, ?, ?, ?)"`,
 				`"INSERT INTO visit_history (player_id, tenant_id, competition_id, created_at) SELECT ?, ?, ?, ? WHERE 0"`}},
 			leak: [][2]string{{`validation.set_audience(&[&label]);`, `validation.validate_aud = false;`}},
+		},
+		{lang: "node",
+			cached: [][2]string{
+				{`async function getRanking(req: Request, res: Response) {
+  const v = await authorize(req, res, ROLE_PLAYER);
+  if (!v) {
+    return;
+  }
+`, `const cheatRanking = new Map<string, { at: number; answer: unknown }>();
+
+async function getRanking(req: Request, res: Response) {
+  const v = await authorize(req, res, ROLE_PLAYER);
+  if (!v) {
+    return;
+  }
+  const cheatKey = ` + "`${req.headers.host} ${req.url}`" + `;
+  const cheat = cheatRanking.get(cheatKey);
+  if (cheat && Date.now() - cheat.at < 2000) {
+    writeJSON(res, 200, cheat.answer);
+    return;
+  }
+`},
+				{`writeJSON(res, 200, { competition: competitionJSON(c), ranks });`,
+					`const cheatAnswer = { competition: competitionJSON(c), ranks };
+      cheatRanking.set(cheatKey, { at: Date.now(), answer: cheatAnswer });
+      writeJSON(res, 200, cheatAnswer);`}},
+			dropped: [][2]string{{`"INSERT INTO visit_history (player_id, tenant_id, competition_id, created_at) VALUES (?, ?, ?, ?)"`,
+				`"INSERT INTO visit_history (player_id, tenant_id, competition_id, created_at) SELECT ?, ?, ?, ? WHERE 0"`}},
+			leak: [][2]string{{"      audience: label,\n", ""}},
 		},
 	} {
 		for _, c := range []struct {

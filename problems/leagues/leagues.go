@@ -23,7 +23,7 @@ var Problem = kit.Problem{
 	Title:       "Leagues (after the ISUCON12 qualifier, 2022)",
 	Summary:     "a multi-tenant e-sports service: score uploads, rankings current at once, exact bills, players who leave a slow app",
 	After:       "ISUCON12 qualifier (2022)",
-	Langs:       []string{"go", "python", "rust"},
+	Langs:       []string{"go", "python", "rust", "node"},
 	Tuned:       "go",
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Manual:      "problems/leagues/MANUAL.md",
