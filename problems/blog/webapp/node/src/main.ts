@@ -62,8 +62,8 @@ const root = getenv("BLOG_ROOT", "..");
 const addr = getenv("BLOG_ADDR", "127.0.0.1:8080");
 const initialSQL = getenv("BLOG_INITIAL_SQL", join(root, "data", "initial.sql"));
 
-const db = await openDB(process.env.BLOG_DB ?? "");
-await loadInitialData();
+const db = await openDB(process.env.BLOG_DB ?? "").catch(exit);
+await loadInitialData().catch(exit);
 
 const app = express();
 app.disable("x-powered-by");
@@ -104,16 +104,19 @@ const server = app.listen(port, host, () => {
 // Go's server keeps an idle connection open until the client closes it;
 // Node's would close it after 5 s, under a client about to reuse it.
 server.keepAliveTimeout = 0;
-server.on("error", (err) => {
-  console.error(err.message);
-  process.exit(1);
-});
+server.on("error", exit);
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     setTimeout(() => process.exit(0), 5000).unref();
     server.close(() => db.close().finally(() => process.exit(0)));
     server.closeIdleConnections();
   });
+}
+
+// exit ends the process with the message of an error at start.
+function exit(err: Error): never {
+  console.error(err.message);
+  process.exit(1);
 }
 
 function getenv(key: string, def: string): string {
@@ -186,7 +189,11 @@ function openSQLite(path: string): Db {
   };
 }
 
-// openMySQL opens a pool of connections to MariaDB or MySQL.
+// openMySQL opens a pool of connections to MariaDB or MySQL: mysql2's
+// default of 10 (Go's pool opens one per request at once, without a limit;
+// the Rust app's sqlx pool has 10 too). Its queries are sent as text with
+// the values escaped in (mysql2's query, its usual API); Go's driver
+// prepares each statement on the server and closes it after.
 function openMySQL(u: URL): Db {
   const pool = mysql.createPool({
     host: u.hostname,
@@ -340,7 +347,8 @@ function serverError(err: Error & { status?: number }, _req: Request, res: Respo
   if (status === 500) {
     console.error(`error: ${err.message}`);
   }
-  res.status(status).type("text/plain; charset=utf-8").send(status === 500 ? "Internal Server Error\n" : `${err.message}\n`);
+  const text = status === 500 ? "Internal Server Error" : err.message;
+  res.status(status).type("text/plain; charset=utf-8").send(`${text}\n`);
 }
 
 async function notFound(_req: Request, res: Response) {
@@ -438,8 +446,9 @@ async function postInitialize(_req: Request, res: Response) {
   for (const s of statements) {
     await db.run(s);
   }
-  // end, not send: send would add "; charset=utf-8", which Go does not.
-  res.set("Content-Type", "application/json").end('{"language":"node"}');
+  // Not res.type or res.send: they add "; charset=utf-8", which Go does not.
+  res.setHeader("Content-Type", "application/json");
+  res.end('{"language":"node"}');
 }
 
 // parseID parses a positive decimal id, digits only. An id too large for a
@@ -464,7 +473,8 @@ async function formValue(req: Request, name: string): Promise<string | null> {
   if (req.is("multipart/form-data")) {
     // fetch's Response parses multipart bodies; it replaces bytes that are
     // not UTF-8 with U+FFFD, so such a value must be in the raw body as it is.
-    const form = await new globalThis.Response(new Uint8Array(body), { headers: { "content-type": type } }).formData().catch(() => null);
+    const parsed = new globalThis.Response(new Uint8Array(body), { headers: { "content-type": type } });
+    const form = await parsed.formData().catch(() => null);
     const value = form?.get(name);
     if (typeof value !== "string") {
       return "";
