@@ -71,6 +71,9 @@ app.set("etag", false); // the Go app sends no ETag
 app.set("strict routing", true); // "/post/" is not "/post", as in Go
 app.set("case sensitive routing", true);
 app.set("views", join(dirname(fileURLToPath(import.meta.url)), "..", "views"));
+// EJS's <%= %> escapes as Go's html/template does (&#34; and &#39; for
+// quotes), but for "+", which Go writes &#43; (the same text in a browser),
+// and NUL, which Go shows as U+FFFD.
 app.set("view engine", "ejs");
 app.set("view cache", true); // the Go app parses its templates once
 app.locals.multiline = multiline;
@@ -87,7 +90,9 @@ app.post("/articles/:id/comments", rawBody, postComment);
 app.post("/initialize", postInitialize);
 app.use(
   "/static",
-  // No Cache-Control, as Go's http.FileServer: Last-Modified only.
+  // No Cache-Control, as Go's http.FileServer: Last-Modified only. A missing
+  // file or a directory gets the app's 404 page (Go's server answers a text
+  // 404, or lists the directory).
   express.static(join(root, "public"), { etag: false, cacheControl: false, index: false, redirect: false }),
 );
 app.use(notFound);
