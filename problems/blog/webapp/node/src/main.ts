@@ -399,13 +399,13 @@ async function getPost(_req: Request, res: Response) {
 async function postArticle(req: Request, res: Response) {
   const title = await formValue(req, "title");
   const body = await formValue(req, "body");
-  if (!validText(title, 1, maxTitle) || /[\r\n]/.test(title!)) {
+  if (!validText(title, 1, maxTitle) || /[\r\n]/.test(title)) {
     return badRequest(res, `The title must be one line of 1 to ${maxTitle} characters.`);
   }
   if (!validText(body, 1, maxArticleBody)) {
     return badRequest(res, `The body must be 1 to ${maxArticleBody} characters long.`);
   }
-  const id = await db.run("INSERT INTO article (title, body, created_at) VALUES (?, ?, ?)", [title!, body!, now()]);
+  const id = await db.run("INSERT INTO article (title, body, created_at) VALUES (?, ?, ?)", [title, body, now()]);
   res.status(303).location(`/articles/${id}`).end();
 }
 
@@ -426,12 +426,8 @@ async function postComment(req: Request<{ id: string }>, res: Response) {
   if (!validText(body, 1, maxCommentBody)) {
     return badRequest(res, `The comment must be 1 to ${maxCommentBody} characters long.`);
   }
-  const id = await db.run("INSERT INTO comment (article_id, name, body, created_at) VALUES (?, ?, ?, ?)", [
-    articleID,
-    name!,
-    body!,
-    now(),
-  ]);
+  const id = await db.run("INSERT INTO comment (article_id, name, body, created_at) VALUES (?, ?, ?, ?)",
+    [articleID, name, body, now()]);
   res.status(303).location(`/articles/${articleID}#comment-${id}`).end();
 }
 
@@ -523,7 +519,7 @@ function urlencodedValue(body: Buffer, name: string): string | null {
 
 // validText reports whether s is valid text (not null) of lo to hi
 // characters.
-function validText(s: string | null, lo: number, hi: number): boolean {
+function validText(s: string | null, lo: number, hi: number): s is string {
   if (s === null) {
     return false;
   }
