@@ -9,10 +9,8 @@
 //
 //     npm ci && npx tsc -p . && node dist/main.js
 
-import { once } from "node:events";
 import { createReadStream, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { createInterface } from "node:readline";
 import { DatabaseSync } from "node:sqlite";
 import { fileURLToPath } from "node:url";
 import express from "express";
@@ -281,13 +279,26 @@ async function loadInitialData() {
 
   console.log(`loading the initial data from ${initialSQL}`);
   const start = Date.now();
-  const lines = createInterface({ input: createReadStream(initialSQL), crlfDelay: Infinity });
   try {
-    await db.load(schema, statements(lines));
+    await db.load(schema, statements(readLines(initialSQL)));
   } catch (err) {
     throw new Error(`loading the initial data: ${(err as Error).message}`);
   }
   console.log(`loaded the initial data in ${Date.now() - start}ms`);
+}
+
+// readLines yields the lines of a file, without their "\n", reading it
+// only once the first line is asked for. (A readline interface starts
+// reading when it is made, and drops the lines it reads before a loop asks
+// for them: MariaDB creates its tables first.)
+async function* readLines(path: string) {
+  let rest = "";
+  for await (const chunk of createReadStream(path, { encoding: "utf8" })) {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop()!;
+    yield* lines;
+  }
+  if (rest !== "") yield rest;
 }
 
 // statements yields the statements of an SQL file's lines, each statement
