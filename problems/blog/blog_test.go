@@ -528,8 +528,8 @@ func TestLangDefectsFail(t *testing.T) {
 		{"node", "the sidebar cached until the next article", [][2]string{
 			{`async function render(`, "let sidebarCache: unknown[] | undefined;\nasync function render("},
 			{`const recent = await db.all(`, `const recent = sidebarCache ??= await db.all(`},
-			{`const id = await db.run("INSERT INTO article`, `sidebarCache = undefined;\n  const id = await db.run("INSERT INTO article`}},
-			`the sidebar lacks article \d+, whose comment \d+ should show by now`},
+			{`const id = await db.run("INSERT INTO article`, "sidebarCache = undefined;\n  const id = await db.run(\"INSERT INTO article"}},
+			`the sidebar lists article \d+, but at least 10 articles have newer comments|the sidebar lacks article \d+, whose comment \d+ should show`},
 		{"node", "a comment's article not looked up", [][2]string{{
 			`const [{ n }] = await db.all<{ n: number }>("SELECT COUNT(*) AS n FROM article WHERE id = ?", [articleID]);
   if (n === 0) {
