@@ -21,7 +21,7 @@ var Problem = kit.Problem{
 	Title:       "Blog (after ISUCON1, 2011)",
 	Summary:     "articles, comments, and a recently-commented sidebar on every page",
 	After:       "ISUCON1 (2011)",
-	Langs:       []string{"go", "python", "rust"},
+	Langs:       []string{"go", "python", "rust", "node"},
 	Stores:      []string{kit.StoreSQLite, kit.StoreMariaDB},
 	Tuned:       "go",
 	Manual:      "problems/blog/MANUAL.md",
