@@ -49,11 +49,7 @@ func TestAppClockOffIsAllowedFor(t *testing.T) {
 // (t.Parallel in its target); the proxies share an app and take turns.
 func TestEachDefectFails(t *testing.T) {
 	src := "webapp/go"
-	cases := []struct {
-		name   string
-		target func(t *testing.T) *url.URL
-		want   string
-	}{
+	cases := []defect{
 		{"users locked after 4 failures instead of 3", func(t *testing.T) *url.URL {
 			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src, [2]string{"lockThreshold = 3", "lockThreshold = 4"}))
@@ -142,11 +138,7 @@ func TestEachDefectFails(t *testing.T) {
 			return []byte(strings.Replace(string(body), old, new, 1))
 		})
 	}
-	cases = append(cases, []struct {
-		name   string
-		target func(t *testing.T) *url.URL
-		want   string
-	}{
+	cases = append(cases, []defect{
 		{"a notice with another text", replace("/", "Wrong login or password.", "Wrong password."), "the notice reads"},
 		{"a notice with another reason", replace("/", `data-reason="wrong"`, `data-reason="locked"`), "the notice's reason"},
 		{"no notice", rewrite(func(r *http.Request, h http.Header, body []byte) []byte {
@@ -231,11 +223,7 @@ func TestManifestMatchesThePublicFiles(t *testing.T) {
 
 // authDefects are the cheats on sign-in and on what a viewer may see
 // (issue 27): each FAILs for its own reason.
-func authDefects(src string) []struct {
-	name   string
-	target func(t *testing.T) *url.URL
-	want   string
-} {
+func authDefects(src string) []defect {
 	// leak remembers the last /mypage the app served, anyone's, and lets
 	// put write it into another answer.
 	leak := func(put func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte) func(t *testing.T) *url.URL {
@@ -260,11 +248,7 @@ func authDefects(src string) []struct {
 			return p.Start(t, apps.Start(t, kit.TunedLang, "sqlite", ""))
 		}
 	}
-	return []struct {
-		name   string
-		target func(t *testing.T) *url.URL
-		want   string
-	}{
+	return []defect{
 		{"any password accepted but one ending in x", func(t *testing.T) *url.URL {
 			t.Parallel()
 			return apps.Start(t, "go", "sqlite", apptest.Patched(t, src,
@@ -339,11 +323,7 @@ func authDefects(src string) []struct {
 
 // tunedDefects are issue 27's cheats that passed, as patched builds of the
 // tuned solution: each FAILs for its own reason.
-func tunedDefects() []struct {
-	name   string
-	target func(t *testing.T) *url.URL
-	want   string
-} {
+func tunedDefects() []defect {
 	tuned := func(patches ...[2]string) func(t *testing.T) *url.URL {
 		return func(t *testing.T) *url.URL {
 			t.Parallel()
@@ -367,11 +347,7 @@ func tunedDefects() []struct {
 			{"func (app *App) postLogin(", "var lastRefused atomic.Value\n\nfunc (app *App) postLogin("},
 			{"\tsetSession(w, token)\n\tif ok {", "\tif !ok {\n\t\t" + say + "\n\t}\n\tsetSession(w, token)\n\tif ok {"}}
 	}
-	return []struct {
-		name   string
-		target func(t *testing.T) *url.URL
-		want   string
-	}{
+	return []defect{
 		{"tuned: the session cookie lowercased and cut to 64 characters", tuned([2]string{"return c.Value, true", `v := strings.ToLower(c.Value)
 	if len(v) > 64 {
 		v = v[:64]
@@ -447,25 +423,29 @@ func cachedMypage(lang string) func(t *testing.T) *url.URL {
 	}
 }
 
-// rustDefects are three of the defects above in the Rust app, a dropped
-// write, a leak across users and a stale cache: they FAIL as they do in
-// Go, so the scenario does not lean on the Go app's quirks (issue 30).
-func rustDefects() []struct {
+// defect is a case of TestEachDefectFails: the app with the defect, and what
+// its FAIL must say.
+type defect struct {
 	name   string
 	target func(t *testing.T) *url.URL
 	want   string
-} {
-	patched := func(patches ...[2]string) func(t *testing.T) *url.URL {
-		return func(t *testing.T) *url.URL {
-			t.Parallel()
-			return apps.Start(t, "rust", "sqlite", apptest.Patched(t, "webapp/rust", patches...))
-		}
+}
+
+// patchedApp returns a defect's target: lang's app, on SQLite, built from a
+// copy of its code with patches made.
+func patchedApp(lang string, patches ...[2]string) func(t *testing.T) *url.URL {
+	return func(t *testing.T) *url.URL {
+		t.Parallel()
+		return apps.Start(t, lang, "sqlite", apptest.Patched(t, "webapp/"+lang, patches...))
 	}
-	return []struct {
-		name   string
-		target func(t *testing.T) *url.URL
-		want   string
-	}{
+}
+
+// rustDefects are three of the defects above in the Rust app, a dropped
+// write, a leak across users and a stale cache: they FAIL as they do in
+// Go, so the scenario does not lean on the Go app's quirks (issue 30).
+func rustDefects() []defect {
+	patched := func(patches ...[2]string) func(t *testing.T) *url.URL { return patchedApp("rust", patches...) }
+	return []defect{
 		{"rust: a session not ended by the next attempt", patched(
 			[2]string{"DELETE FROM sessions WHERE id = ?", "DELETE FROM sessions WHERE id = ? AND 0 = 1"}),
 			"to the cookie of a session a later attempt ended"},
@@ -480,22 +460,9 @@ func rustDefects() []struct {
 // code, a dropped write, a stale cache and a leak across sessions, each
 // FAILing for its own reason, so the scenario does not lean on the Go app's
 // quirks (issue 30).
-func nodeDefects() []struct {
-	name   string
-	target func(t *testing.T) *url.URL
-	want   string
-} {
-	patched := func(patches ...[2]string) func(t *testing.T) *url.URL {
-		return func(t *testing.T) *url.URL {
-			t.Parallel()
-			return apps.Start(t, "node", "sqlite", apptest.Patched(t, "webapp/node", patches...))
-		}
-	}
-	return []struct {
-		name   string
-		target func(t *testing.T) *url.URL
-		want   string
-	}{
+func nodeDefects() []defect {
+	patched := func(patches ...[2]string) func(t *testing.T) *url.URL { return patchedApp("node", patches...) }
+	return []defect{
 		// req.signedCookies is empty without a secret: the old session is
 		// never deleted.
 		{"node: the attempt's old session read from req.signedCookies, never ended", patched(
