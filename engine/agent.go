@@ -117,14 +117,16 @@ func newTransport(c AgentConfig) *wire.Transport {
 // recorder is what an agent reports requests to; asset marks a page's
 // asset, accounted apart from the scored actions' requests.
 type recorder interface {
-	request(endpoint string, d time.Duration, asset bool)
-	failed(endpoint string, took time.Duration, timeout, asset bool)
+	begin(endpoint string, asset bool, at time.Time) flight
+	request(endpoint string, d time.Duration, asset bool, fl flight)
+	failed(endpoint string, took time.Duration, timeout, asset bool, fl flight)
 }
 
 type nopRecorder struct{}
 
-func (nopRecorder) request(string, time.Duration, bool)      {}
-func (nopRecorder) failed(string, time.Duration, bool, bool) {}
+func (nopRecorder) begin(string, bool, time.Time) flight             { return noFlight }
+func (nopRecorder) request(string, time.Duration, bool, flight)      {}
+func (nopRecorder) failed(string, time.Duration, bool, bool, flight) {}
 
 // Agent is one virtual user's browser: its own cookie jar and cache, redirects
 // left to the scenario, gzip, timeouts, a body size cap, and asset checks
@@ -337,6 +339,7 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 	}
 
 	res.Sent = a.clock.Now()
+	fl := a.rec.begin(endpoint, asset, res.Sent)
 	wr, err := a.tr.RoundTrip(ctx, &rq)
 	if err != nil {
 		// The scenario's own fault: nothing was sent.
@@ -345,11 +348,11 @@ func (a *Agent) do(ctx context.Context, endpoint, method, path string, header ht
 			e.Request, e.URL = endpoint, u.String()
 			return nil, e
 		}
-		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent), asset, limit)
+		return nil, a.failed(ctx, endpoint, u, err, a.clock.Now().Sub(res.Sent), asset, limit, fl)
 	}
 	res.Received = a.clock.Now()
 	res.Elapsed = res.Received.Sub(res.Sent)
-	a.rec.request(endpoint, res.Elapsed, asset)
+	a.rec.request(endpoint, res.Elapsed, asset, fl)
 	if date := wr.Header["Date"]; a.skew != nil && len(date) > 0 {
 		a.skew.observe(date[0], res.Sent, res.Received)
 	}
@@ -461,9 +464,9 @@ func (a *Agent) jarFor() *cookiejar.Jar {
 }
 
 // failed classifies a request's transport error and records it.
-func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration, asset bool, limit time.Duration) *Error {
+func (a *Agent) failed(ctx context.Context, endpoint string, u *url.URL, err error, took time.Duration, asset bool, limit time.Duration, fl flight) *Error {
 	e := a.classify(ctx, endpoint, u, err, took, limit)
-	a.rec.failed(endpoint, took, e.Class == ClassTimeout, asset)
+	a.rec.failed(endpoint, took, e.Class == ClassTimeout, asset, fl)
 	return e
 }
 

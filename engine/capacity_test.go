@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -74,8 +75,14 @@ func (c *capacityTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // workers whose service time follows service, and returns the result.
 func runAgainstCapacity(t *testing.T, pages int, service func(time.Duration) time.Duration, opts ...engine.Option) *engine.Result {
 	t.Helper()
-	mem := newMemNet()
 	target := &capacityTarget{workers: make(chan struct{}, 10), start: time.Now(), service: service}
+	return runAgainst(t, pages, target, opts...)
+}
+
+// runAgainst is runAgainstCapacity for any target.
+func runAgainst(t *testing.T, pages int, target http.Handler, opts ...engine.Option) *engine.Result {
+	t.Helper()
+	mem := newMemNet()
 	srv := &http.Server{Handler: target}
 	go srv.Serve(mem)
 	defer func() {
@@ -108,7 +115,6 @@ func runAgainstCapacity(t *testing.T, pages int, service func(time.Duration) tim
 			return nil
 		},
 	}}
-	target.start = time.Now()
 	opts = append([]engine.Option{engine.WithDialer(mem.dial), engine.WithLoadDuration(2 * time.Minute),
 		engine.WithSeed(1)}, opts...)
 	res := engine.New(p, mustURL(t, "http://target.test/"), opts...).Run(context.Background())
@@ -178,6 +184,59 @@ func TestControllerFollowsCapacity(t *testing.T) {
 			})
 		})
 	}
+}
+
+// convoyTarget answers in 10 ms, but past rate requests in the last second
+// one request in ten waits 8 s, as behind a lock that a few requests hold
+// in turn: the answers the controller sees stay fast while users pile up
+// behind the lock.
+type convoyTarget struct {
+	rate int
+	mu   sync.Mutex
+	seen []time.Time // the last second's requests
+	n    int
+}
+
+func (c *convoyTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := time.Now()
+	c.mu.Lock()
+	for len(c.seen) > 0 && now.Sub(c.seen[0]) >= time.Second {
+		c.seen = c.seen[1:]
+	}
+	c.seen = append(c.seen, now)
+	c.n++
+	wait := 10 * time.Millisecond
+	if len(c.seen) > c.rate && c.n%10 == 0 {
+		wait = 8 * time.Second
+	}
+	c.mu.Unlock()
+	time.Sleep(wait)
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write([]byte("ok"))
+}
+
+// TestControllerSeesRequestsStuckInFlight: against a target that leaves one
+// request in ten stuck for 8 s past 300 requests a second (about 300 users),
+// the users must stay near that, with requests still in flight counted as
+// slow. A controller that counted a request only when it ended would never
+// see them: it grows every 3 s, and each growth makes the stuck requests
+// older than its evidence, so the users would double on to thousands.
+func TestControllerSeesRequestsStuckInFlight(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		res := runAgainst(t, 1, &convoyTarget{rate: 300})
+		stuck := false
+		for _, ch := range res.Load {
+			t.Logf("%5.0fs %4d -> %-4d %s %s (x%d)", ch.AtSeconds, ch.From, ch.To, ch.Kind, ch.Cause, ch.Times)
+			stuck = stuck || strings.Contains(ch.Cause, "still unanswered")
+		}
+		if res.Workload.Peak > 700 || !stuck {
+			t.Errorf("users peaked at %d, want at most 700; a cause names requests still unanswered: %v", res.Workload.Peak, stuck)
+		}
+		if !res.Passed || res.Errors.Timeout > 0 {
+			t.Errorf("passed %v, %d timeouts, reasons %q", res.Passed, res.Errors.Timeout, res.FailReasons)
+		}
+	})
 }
 
 // TestMaxWorkloadCapsTheUsers: against a target with room for 200 users,

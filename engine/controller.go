@@ -69,7 +69,8 @@ const (
 // since its last change. Users are removed (a Backoff share of them, never
 // below StartUsers) as soon as those requests had timeouts beyond
 // MaxTimeoutRate, or, after Evidence intervals, more than MaxSlowRate of them
-// were slower than SlowRequest. Users are added after Evidence healthy
+// were slower than SlowRequest; a request still in flight past SlowRequest
+// counts as slow at the next look, not when it ends. Users are added after Evidence healthy
 // intervals in a row (requests completed, no errors, under half the slow
 // limit, fewer than MaxUsers users): the step starts at Growth of the users,
 // falls to a sixteenth of that whenever the target fell behind or came near
@@ -146,6 +147,9 @@ type window struct {
 	// those SaturatedSchedLag late or more: its goroutines waiting for a
 	// CPU, so that the latencies it measures are its own.
 	Ticks, LateTicks int64
+	// Stuck is how many of Slow were counted while still in flight, past
+	// their threshold.
+	Stuck int64
 	// Answered and Latency are the requests answered and their total time.
 	Answered int64
 	Latency  time.Duration
@@ -156,14 +160,14 @@ type window struct {
 
 func (w window) plus(o window) window {
 	return window{w.Requests + o.Requests, w.Timeouts + o.Timeouts, w.Errors + o.Errors, w.Slow + o.Slow,
-		w.Internal + o.Internal, w.Ticks + o.Ticks, w.LateTicks + o.LateTicks, w.Answered + o.Answered, w.Latency + o.Latency,
-		w.CPU + o.CPU, w.Span + o.Span}
+		w.Internal + o.Internal, w.Ticks + o.Ticks, w.LateTicks + o.LateTicks, w.Stuck + o.Stuck, w.Answered + o.Answered,
+		w.Latency + o.Latency, w.CPU + o.CPU, w.Span + o.Span}
 }
 
 func (w window) minus(o window) window {
 	return window{w.Requests - o.Requests, w.Timeouts - o.Timeouts, w.Errors - o.Errors, w.Slow - o.Slow,
-		w.Internal - o.Internal, w.Ticks - o.Ticks, w.LateTicks - o.LateTicks, w.Answered - o.Answered, w.Latency - o.Latency,
-		w.CPU - o.CPU, w.Span - o.Span}
+		w.Internal - o.Internal, w.Ticks - o.Ticks, w.LateTicks - o.LateTicks, w.Stuck - o.Stuck, w.Answered - o.Answered,
+		w.Latency - o.Latency, w.CPU - o.CPU, w.Span - o.Span}
 }
 
 // cpuShare is the share of cores the benchmarker used over the window, -1
@@ -181,6 +185,14 @@ func (w window) lateShare() float64 {
 		return 0
 	}
 	return float64(w.LateTicks) / float64(w.Ticks)
+}
+
+// stuckWhy says how many of the slow requests were still unanswered.
+func (w window) stuckWhy() string {
+	if w.Stuck == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d of them still unanswered", w.Stuck)
 }
 
 // slowPct is the percentage of the requests that were slow.
@@ -326,7 +338,7 @@ func (c *controller) decide(w window, users int, settling bool) (delta int, kind
 		return c.hold("idle", fmt.Sprintf("no request completed in the last %s", time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit && float64(w.Slow) > p.MaxSlowRate*float64(w.Requests):
 		// Over the limit, and the newest interval too: not already recovering.
-		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)%s", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate, ev.stuckWhy()))
 	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare && c.starved(ev):
 		return c.hold("starved", fmt.Sprintf("%s, while it used %.0f%% of its %d core(s): other processes took them",
 			lateWhy(ev), 100*ev.cpuShare(c.cores), c.cores))
@@ -338,7 +350,7 @@ func (c *controller) decide(w window, users int, settling bool) (delta int, kind
 		return c.hold("errors", fmt.Sprintf("%d error(s) in the last %s", ev.Errors, time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit/2:
 		c.step = p.Growth * minStepShare
-		return c.hold("near", fmt.Sprintf("%.1f%% of %d requests slower than %s, near the limit of %.1f%%", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate))
+		return c.hold("near", fmt.Sprintf("%.1f%% of %d requests slower than %s, near the limit of %.1f%%%s", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate, ev.stuckWhy()))
 	case users >= p.MaxUsers:
 		return c.hold("max", fmt.Sprintf("at the maximum of %d users", p.MaxUsers))
 	}

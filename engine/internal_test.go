@@ -422,17 +422,62 @@ func TestControllerSlowFor(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)
 	s := newStats(func() time.Time { return now }, 60)
-	s.slowAfter, s.slowFor = time.Second, map[string]time.Duration{"GET /report": 10 * time.Second}
+	s.setSlow(time.Second, map[string]time.Duration{"GET /report": 10 * time.Second})
 	s.start.Store(now.UnixNano())
 	now = now.Add(5 * time.Second)
-	s.request("GET /report", 5*time.Second, false)
-	s.request("GET /page", 2*time.Second, false)
+	s.request("GET /report", 5*time.Second, false, noFlight)
+	s.request("GET /page", 2*time.Second, false, noFlight)
 	if w := s.controlWindow(); w.Requests != 2 || w.Slow != 1 {
 		t.Errorf("a 5 s report (its own limit 10 s) and a 2 s page (limit 1 s): %+v, want 1 slow in 2", w)
 	}
-	s.request("GET /report", 11*time.Second, false)
+	s.request("GET /report", 11*time.Second, false, noFlight)
 	if w := s.controlWindow(); w.Requests != 3 || w.Slow != 2 {
 		t.Errorf("an 11 s report: %+v, want 2 slow in 3", w)
+	}
+}
+
+// TestControllerCountsStuckRequests: a request still in flight past its slow
+// threshold counts as slow at the controller's next look, once, and not
+// again when it ends (its timeout still counts); one that ends in time, one
+// whose endpoint has a longer threshold, an asset and one that started
+// before the controller's last change are not counted at all.
+func TestControllerCountsStuckRequests(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	s := newStats(func() time.Time { return now }, 60)
+	s.setSlow(time.Second, map[string]time.Duration{"GET /report": 10 * time.Second})
+	s.start.Store(now.UnixNano())
+	now = now.Add(2 * time.Second)
+	early := s.begin("GET /", false, now)
+	s.ctlSince.Store(now.Add(time.Millisecond).UnixNano()) // a change just after early started
+	now = now.Add(time.Second)
+	stuck := []flight{s.begin("GET /", false, now), s.begin("GET /", false, now)}
+	quick := s.begin("GET /", false, now)
+	report := s.begin("GET /report", false, now)
+	asset := s.begin("GET /a.png", true, now)
+	if asset != noFlight {
+		t.Errorf("an asset's request was counted in flight: %+v", asset)
+	}
+	now = now.Add(500 * time.Millisecond)
+	s.request("GET /", 500*time.Millisecond, false, quick)
+	s.countStuck(now)
+	if w := s.controlWindow(); w.Requests != 1 || w.Slow != 0 || w.Stuck != 0 {
+		t.Errorf("before the threshold: %+v, want 1 request, none slow", w)
+	}
+	now = now.Add(1200 * time.Millisecond)
+	s.countStuck(now)
+	s.countStuck(now)
+	if w := s.controlWindow(); w.Requests != 3 || w.Slow != 2 || w.Stuck != 2 {
+		t.Errorf("two requests in flight 1.7 s: %+v, want 2 slow (both stuck) in 3", w)
+	}
+	s.request("GET /", 1700*time.Millisecond, false, stuck[0])
+	s.request("GET /report", 1700*time.Millisecond, false, report)
+	now = now.Add(30 * time.Second)
+	s.failed("GET /", 31700*time.Millisecond, true, false, stuck[1])
+	s.request("GET /", 32700*time.Millisecond, false, early)
+	s.countStuck(now)
+	if w := s.controlWindow(); w.Requests != 4 || w.Slow != 2 || w.Stuck != 2 || w.Timeouts != 1 || w.Answered != 3 {
+		t.Errorf("after they ended: %+v, want 2 slow (both stuck) in 4, 1 timeout, 3 answered", w)
 	}
 }
 
@@ -443,18 +488,18 @@ func TestControllerEvidenceLeavesAssetsOut(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)
 	s := newStats(func() time.Time { return now }, 60)
-	s.slowAfter = time.Second
+	s.setSlow(time.Second, nil)
 	s.start.Store(now.UnixNano())
 	now = now.Add(5 * time.Second)
 	for range 100 {
-		s.request("GET /static/a.png", time.Millisecond, true)
+		s.request("GET /static/a.png", time.Millisecond, true, noFlight)
 	}
-	s.request("GET /", 2*time.Second, false)
-	s.failed("GET /static/b.png", time.Second, false, true)
+	s.request("GET /", 2*time.Second, false, noFlight)
+	s.failed("GET /static/b.png", time.Second, false, true, noFlight)
 	if w := s.controlWindow(); w.Requests != 1 || w.Slow != 1 || w.Answered != 1 || w.Timeouts != 0 {
 		t.Errorf("one slow page among 101 fast assets: %+v", w)
 	}
-	s.failed("GET /static/b.png", 2*time.Second, true, true)
+	s.failed("GET /static/b.png", 2*time.Second, true, true, noFlight)
 	if w := s.controlWindow(); w.Requests != 1 || w.Timeouts != 1 {
 		t.Errorf("an asset's timeout: %+v", w)
 	}

@@ -36,10 +36,12 @@ type stats struct {
 	// (pages, posts, API calls), and those of the pages' assets apart, so
 	// that an app cannot dilute its error rate or the controller's shares
 	// with cheap asset requests.
-	requests  atomic.Int64
-	assets    atomic.Int64
-	slowAfter time.Duration
-	slowFor   map[string]time.Duration // LoadPolicy.SlowFor; read-only
+	requests atomic.Int64
+	assets   atomic.Int64
+	// flights holds the slow thresholds (LoadPolicy's SlowRequest and
+	// SlowFor) and the scored actions' requests in flight; set before the
+	// load.
+	flights *flights
 	// The load controller's evidence: the scored actions' requests that
 	// started at or after ctlSince (unix nanoseconds, the controller's last
 	// change) and ended, and how many of them were slow or timed out (an
@@ -51,9 +53,11 @@ type stats struct {
 	ctlTimeouts atomic.Int64
 	ctlAnswered atomic.Int64
 	ctlLatency  atomic.Int64 // nanoseconds
-	timeline    []timelineSlot
-	start       atomic.Int64 // load start, unix nanoseconds; 0 before load
-	now         func() time.Time
+	// ctlStuck is how many of ctlSlow were counted while still in flight.
+	ctlStuck atomic.Int64
+	timeline []timelineSlot
+	start    atomic.Int64 // load start, unix nanoseconds; 0 before load
+	now      func() time.Time
 }
 
 type timelineSlot struct {
@@ -125,7 +129,38 @@ func (h *secondHist) quantiles(qs ...float64) []float64 {
 }
 
 func newStats(now func() time.Time, loadSeconds int) *stats {
-	return &stats{endpoints: map[string]*endpointStat{}, now: now, timeline: make([]timelineSlot, loadSeconds+1)}
+	s := &stats{endpoints: map[string]*endpointStat{}, now: now, timeline: make([]timelineSlot, loadSeconds+1)}
+	s.setSlow(DefaultSlowRequest, nil)
+	return s
+}
+
+// setSlow sets the slow thresholds: slow, and slowFor's for its endpoints.
+func (s *stats) setSlow(slow time.Duration, slowFor map[string]time.Duration) {
+	s.flights = newFlights(slow, slowFor, len(s.timeline)*int(time.Second/flightSpan))
+}
+
+// begin counts a scored action's request that was sent at, if in the load
+// phase, among the requests in flight.
+func (s *stats) begin(endpoint string, asset bool, at time.Time) flight {
+	start := s.start.Load()
+	if asset || start == 0 {
+		return noFlight
+	}
+	return s.flights.begin(endpoint, time.Duration(at.UnixNano()-start))
+}
+
+// countStuck counts, as slow requests of the load controller's evidence,
+// the scored actions' requests that started since its last change and are
+// still in flight at now past their slow threshold, each once.
+func (s *stats) countStuck(now time.Time) {
+	start := s.start.Load()
+	if start == 0 {
+		return
+	}
+	n := s.flights.stuck(time.Duration(now.UnixNano()-start), time.Duration(s.ctlSince.Load()-start))
+	s.ctlRequests.Add(n)
+	s.ctlSlow.Add(n)
+	s.ctlStuck.Add(n)
 }
 
 func (s *stats) endpoint(name string, asset bool) *endpointStat {
@@ -157,8 +192,9 @@ func (s *stats) slot(now time.Time) *timelineSlot {
 	return &s.timeline[i]
 }
 
-// request records one answered request's latency.
-func (s *stats) request(endpoint string, d time.Duration, asset bool) {
+// request records one answered request's latency; fl is what begin
+// returned for it.
+func (s *stats) request(endpoint string, d time.Duration, asset bool, fl flight) {
 	e := s.endpoint(endpoint, asset)
 	us := max(d.Microseconds(), histMinMicros)
 	e.mu.Lock()
@@ -173,11 +209,8 @@ func (s *stats) request(endpoint string, d time.Duration, asset bool) {
 		}
 		sl.latency[secondBucket(us)].Add(1)
 		s.requests.Add(1)
-		slow := s.slowAfter
-		if t, ok := s.slowFor[endpoint]; ok {
-			slow = t
-		}
-		if s.evidence(now, d, d > slow, false) {
+		_, slow := s.flights.threshold(endpoint)
+		if s.evidence(now, d, d > slow, false, fl) {
 			s.ctlAnswered.Add(1)
 			s.ctlLatency.Add(int64(d))
 		}
@@ -185,14 +218,14 @@ func (s *stats) request(endpoint string, d time.Duration, asset bool) {
 }
 
 // failed records a request that got no usable answer after took, a timeout
-// or not (it has no latency).
-func (s *stats) failed(endpoint string, took time.Duration, timeout, asset bool) {
+// or not (it has no latency); fl is what begin returned for it.
+func (s *stats) failed(endpoint string, took time.Duration, timeout, asset bool, fl flight) {
 	now := s.now()
 	if sl := s.slot(now); sl != nil {
 		sl.requests.Add(1)
 		if !asset {
 			s.requests.Add(1)
-			s.evidence(now, took, false, timeout)
+			s.evidence(now, took, false, timeout, fl)
 		} else {
 			s.assets.Add(1)
 			if timeout && now.Add(-took).UnixNano() >= s.ctlSince.Load() {
@@ -205,13 +238,18 @@ func (s *stats) failed(endpoint string, took time.Duration, timeout, asset bool)
 
 // evidence counts a request that took d for the load controller, if it
 // started after the controller's last change, and reports whether it did.
-func (s *stats) evidence(now time.Time, d time.Duration, slow, timeout bool) bool {
+// A request countStuck counted while in flight is not counted again, but
+// its timeout still is.
+func (s *stats) evidence(now time.Time, d time.Duration, slow, timeout bool, fl flight) bool {
+	counted := s.flights.end(fl)
 	if now.Add(-d).UnixNano() < s.ctlSince.Load() {
 		return false
 	}
-	s.ctlRequests.Add(1)
-	if slow {
-		s.ctlSlow.Add(1)
+	if !counted {
+		s.ctlRequests.Add(1)
+		if slow {
+			s.ctlSlow.Add(1)
+		}
 	}
 	if timeout {
 		s.ctlTimeouts.Add(1)
@@ -223,7 +261,7 @@ func (s *stats) evidence(now time.Time, d time.Duration, slow, timeout bool) boo
 // the collector's).
 func (s *stats) controlWindow() window {
 	return window{Requests: s.ctlRequests.Load(), Slow: s.ctlSlow.Load(), Timeouts: s.ctlTimeouts.Load(),
-		Answered: s.ctlAnswered.Load(), Latency: time.Duration(s.ctlLatency.Load())}
+		Stuck: s.ctlStuck.Load(), Answered: s.ctlAnswered.Load(), Latency: time.Duration(s.ctlLatency.Load())}
 }
 
 // charged records an error charged to an endpoint.

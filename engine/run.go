@@ -361,7 +361,7 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		st: newStats(b.clock.Now, int(b.loadDuration/time.Second)+1), shared: newTransport(agentCfg),
 		agentCfg: agentCfg, started: b.clock.Now(),
 	}
-	r.st.slowAfter, r.st.slowFor = policy.SlowRequest, policy.SlowFor
+	r.st.setSlow(policy.SlowRequest, policy.SlowFor)
 	r.phase.Store("")
 	b.current.Store(r)
 	defer r.shared.CloseIdleConnections()
@@ -530,6 +530,7 @@ func (r *Run) load(ctx context.Context, res *Result, mon *monitor) error {
 			break
 		}
 		c := r.col.snapshot()
+		r.st.countStuck(at)
 		cur := r.st.controlWindow()
 		cur.Errors, cur.Internal = c.Application+c.Critical, c.Internal
 		cur.Ticks, cur.LateTicks = mon.ticks.Load(), mon.late.Load()

@@ -7,15 +7,17 @@ import (
 )
 
 // BenchmarkStatsRequest is what every answered request costs the
-// benchmarker's bookkeeping during the load: its latency in the endpoint's
-// histogram and the second's timeline slot.
+// benchmarker's bookkeeping during the load: its count among the requests
+// in flight, its latency in the endpoint's histogram and the second's
+// timeline slot.
 func BenchmarkStatsRequest(b *testing.B) {
 	s := newStats(time.Now, 3600)
 	s.start.Store(time.Now().UnixNano())
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			s.request("GET /", 3*time.Millisecond, false)
+			fl := s.begin("GET /", false, time.Now())
+			s.request("GET /", 3*time.Millisecond, false, fl)
 		}
 	})
 }
@@ -45,13 +47,13 @@ func TestTimelinePerSecondLatencyAndPoints(t *testing.T) {
 	s := newStats(func() time.Time { return now }, 10)
 	s.start.Store(now.UnixNano())
 	for i := 1; i <= 100; i++ {
-		s.request("GET /", time.Duration(i)*time.Millisecond, false)
+		s.request("GET /", time.Duration(i)*time.Millisecond, false, noFlight)
 	}
-	s.request("GET /a.png", time.Hour, true)
+	s.request("GET /a.png", time.Hour, true, noFlight)
 	s.scored(1.5)
 	s.scored(2)
 	now = now.Add(2 * time.Second)
-	s.request("GET /", 3*time.Microsecond, false)
+	s.request("GET /", 3*time.Microsecond, false, noFlight)
 	tl := s.timelineResults(3)
 	near := func(got, want float64) bool { return math.Abs(got-want) <= want/16 }
 	if got := tl[0]; got.Requests != 101 || !near(got.P50ms, 50) || !near(got.P99ms, 99) || got.Points != 3.5 {
