@@ -255,3 +255,59 @@ func TestMaxWorkloadCapsTheUsers(t *testing.T) {
 		}
 	})
 }
+
+// TestLoadTurnTakesTurns: two runs side by side that share one turn load one
+// after the other, each for its whole load, the wait counted in no phase,
+// and both check while the other loads.
+func TestLoadTurnTakesTurns(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		turn := make(chan struct{}, 1)
+		take := func(ctx context.Context) func() {
+			select {
+			case turn <- struct{}{}:
+				return func() { <-turn }
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		var mu sync.Mutex
+		var loads [2][2]time.Time // each run's first and last user session
+		results := make([]*engine.Result, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Go(func() {
+				p := initializer{&probe{user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+					mu.Lock()
+					if loads[i][0].IsZero() {
+						loads[i][0] = time.Now()
+					}
+					loads[i][1] = time.Now()
+					mu.Unlock()
+					u.Think(ctx, 100*time.Millisecond, 100*time.Millisecond)
+					return nil
+				}}}
+				results[i] = engine.New(p, mustURL(t, "http://target.test/"), engine.WithLoadDuration(5*time.Second),
+					engine.WithSeed(1), engine.WithLoadTurn(take)).Run(context.Background())
+			})
+		}
+		wg.Wait()
+		first, second := loads[0], loads[1]
+		if second[0].Before(first[0]) {
+			first, second = second, first
+		}
+		if second[0].Before(first[1]) || second[0].Sub(first[0]) < 5*time.Second {
+			t.Errorf("the loads overlap: %v to %v and %v to %v", first[0], first[1], second[0], second[1])
+		}
+		for i, res := range results {
+			for _, ph := range res.Phases {
+				if ph.Name == engine.PhaseLoad && (ph.Seconds < 4.9 || ph.Seconds > 5.5) {
+					t.Errorf("run %d's load phase took %.1f s, want its 5 s alone", i, ph.Seconds)
+				}
+			}
+			if !res.Passed {
+				t.Errorf("run %d: %q", i, res.FailReasons)
+			}
+		}
+	})
+}

@@ -76,6 +76,15 @@ func WithWorkload(n int) Option { return func(b *Bench) { b.workload = n } }
 // app without taking the machine from the runs beside it.
 func WithMaxWorkload(n int) Option { return func(b *Bench) { b.maxWorkload = n } }
 
+// WithLoadTurn has the run wait, after its pre-check, for turn to return
+// before its load phase, and call the function turn returned once the load
+// has ended: tests that run many benchmarks side by side let them wait out
+// their checks together while only a few load at once. The wait counts in
+// no phase. turn returns at once (with nil) when its context ends.
+func WithLoadTurn(turn func(context.Context) (done func())) Option {
+	return func(b *Bench) { b.loadTurn = turn }
+}
+
 // WithSeed sets the seed of every random choice of the run. Without it, a
 // run takes its seed from the clock (SeedFromTime) and records it in the
 // result, so that any run can be repeated.
@@ -123,6 +132,7 @@ type Bench struct {
 	grace        time.Duration
 	workload     int
 	maxWorkload  int
+	loadTurn     func(context.Context) func()
 	seed         uint64
 	seedSet      bool
 	staff        io.Writer
@@ -375,11 +385,18 @@ func (b *Bench) Run(ctx context.Context) *Result {
 	ok := r.phase1(ctx, res, PhaseInitialize, b.initTimeout, r.initialize) &&
 		r.phase1(ctx, res, PhasePreCheck, b.preTimeout, func(ctx context.Context) error { return b.scenario.PreCheck(ctx, r) })
 	if ok {
+		var done func()
+		if b.loadTurn != nil {
+			done = b.loadTurn(ctx)
+		}
 		var mon *monitor
 		r.phase1(ctx, res, PhaseLoad, b.loadDuration, func(ctx context.Context) error {
 			mon = startMonitor(meta.Parts)
 			return r.load(ctx, res, mon)
 		})
+		if done != nil {
+			done()
+		}
 		if mon != nil {
 			res.Benchmarker = mon.finish()
 		}
