@@ -58,6 +58,16 @@ type Apps struct {
 	// server, which would otherwise outlive the test.
 	Env func(dir string) []string
 
+	// ConformanceWidth is how many of Conformance's runs go side by side;
+	// 0 is loadTurns, as many as go test runs side by side on two cores.
+	// Only loadTurns of them load at a time: more suit a problem whose
+	// runs mostly wait (for the manual's freshness promises to pass, say),
+	// not one whose apps' start or slowest pages take the machine.
+	ConformanceWidth int
+
+	// turns holds a token for each run in its load phase (LoadTurn).
+	turns chan struct{}
+
 	mu       sync.Mutex
 	urls     map[string]*url.URL
 	stops    []func() // apps, stopped first
@@ -69,7 +79,26 @@ type Apps struct {
 // New returns Apps for a problem whose tests run in problems/NAME.
 func New(p kit.Problem) *Apps {
 	root, _ := filepath.Abs("../..")
-	return &Apps{Problem: p, Root: root, urls: map[string]*url.URL{}}
+	return &Apps{Problem: p, Root: root, urls: map[string]*url.URL{}, turns: make(chan struct{}, loadTurns)}
+}
+
+// loadTurns is how many runs of a test binary that take LoadTurn load at
+// once: as many as go test runs side by side by default, on two cores.
+const loadTurns = 2
+
+// LoadTurn is a run option that holds the run, after its pre-check, while
+// loadTurns other runs of the test binary that took it are in their load
+// phase: runs side by side wait out their checks together and only a few
+// load at once.
+func (a *Apps) LoadTurn() engine.Option {
+	return engine.WithLoadTurn(func(ctx context.Context) func() {
+		select {
+		case a.turns <- struct{}{}:
+			return func() { <-a.turns }
+		case <-ctx.Done():
+			return nil
+		}
+	})
 }
 
 // Run runs the tests and then stops everything started.

@@ -2,12 +2,14 @@ package apptest
 
 import (
 	"bytes"
+	"cmp"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,23 +54,31 @@ const conformanceGrowth = 4
 // Conformance runs the pre-check and a load of the given length against
 // every reference app of the problem on every store (the descriptor's Langs
 // × Stores): each must pass with 0 fails and score every tag in tags. The
-// runs go side by side, as many at a time as go test's -parallel allows:
-// each has an app of its own, and much of a run is the scenario waiting
-// out a freshness promise.
+// runs go ConformanceWidth at a time, at most two of them loading (LoadTurn),
+// and before the package's parallel tests: each has an app of its own.
 func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
 	sc, err := a.Problem.Scenario()
 	if err != nil {
 		t.Fatal(err)
 	}
 	limit := engine.WithMaxWorkload(conformanceGrowth * sc.Meta().Load.StartUsers)
+	width := make(chan struct{}, cmp.Or(a.ConformanceWidth, loadTurns))
+	var wg sync.WaitGroup
 	for _, store := range a.Problem.Stores {
 		for _, lang := range a.Problem.Langs {
-			t.Run(lang+"+"+store, func(t *testing.T) {
-				t.Parallel()
-				ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load, limit), tags...)
+			width <- struct{}{}
+			// t.Run from goroutines of the test's own: its subtests go side
+			// by side without t.Parallel, which would hold them to go
+			// test's -parallel and start them only after this test.
+			wg.Go(func() {
+				defer func() { <-width }()
+				t.Run(lang+"+"+store, func(t *testing.T) {
+					ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load, limit, a.LoadTurn()), tags...)
+				})
 			})
 		}
 	}
+	wg.Wait()
 }
 
 // CheckManifest checks that the manifest the benchmarker embeds is exactly
