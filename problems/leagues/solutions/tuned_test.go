@@ -51,8 +51,19 @@ func TestTunedAgreesWithReference(t *testing.T) {
 		t.Skip("builds and starts the reference and the tuned apps: not in -short")
 	}
 	e := newEnv(t)
-	t.Run("sqlite", func(t *testing.T) { e.compare(t, "", true) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the apps' output (last 20,000 bytes):\n%s", tail(e.out.String(), 20000))
+		}
+	})
+	// The two stores side by side: each has apps and a working copy of its
+	// own, and a comparison mostly waits on them.
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		e.compare(t, "", true)
+	})
 	t.Run("mariadb", func(t *testing.T) {
+		t.Parallel()
 		maria, err := servers.StartMariaDB(context.Background(), t.TempDir(), e.log)
 		servers.Require(t, err)
 		t.Cleanup(maria.Stop)
@@ -62,9 +73,6 @@ func TestTunedAgreesWithReference(t *testing.T) {
 		}
 		e.compare(t, dsn, false)
 	})
-	if t.Failed() {
-		t.Logf("the apps' output (last 20,000 bytes):\n%s", tail(e.out.String(), 20000))
-	}
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
