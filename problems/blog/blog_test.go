@@ -55,13 +55,15 @@ func bench(t *testing.T, target *url.URL, load time.Duration, opts ...engine.Opt
 type proxy = apptest.Proxy
 
 // defectLoad is long enough for the checks of the load phase to meet a
-// defect many times over; defectUsers are few enough that the slow
+// defect many times over (errorRateLoad for errors, which every request
+// may meet); defectUsers are few enough that the slow
 // reference answers quickly, staleUsers many enough that the tuned app reads
 // its pages again and again within a cache's lifetime.
 const (
-	defectLoad  = 25 * time.Second
-	defectUsers = 4
-	staleUsers  = 20
+	defectLoad    = 25 * time.Second
+	errorRateLoad = 10 * time.Second
+	defectUsers   = 4
+	staleUsers    = 20
 )
 
 var sidebarRe = regexp.MustCompile(`(?s)<aside id="sidebar">.*?</aside>`)
@@ -186,7 +188,13 @@ func referencePassesAndEachDefectFails(t *testing.T, app *url.URL, only []string
 			if stale {
 				n = staleUsers
 			}
-			res := bench(t, d.p.Start(t, app), defectLoad, engine.WithWorkload(n), load.Option())
+			length := defectLoad
+			if d.want == "error rate" {
+				// One answer in 20 is 5% of errors, five times the limit,
+				// from the load's first requests on: no need to wait.
+				length = errorRateLoad
+			}
+			res := bench(t, d.p.Start(t, app), length, engine.WithWorkload(n), load.Option())
 			all := strings.Join(append(res.FailReasons, res.Messages...), "\n")
 			if res.Passed || !regexp.MustCompile(d.want).MatchString(all) {
 				t.Errorf("want a FAIL mentioning %q; passed=%v\n%s", d.want, res.Passed, all)
