@@ -1,8 +1,10 @@
 // Command apps builds every problem's apps, in every language and the tuned
 // solutions, as `tunecon serve` would before starting one: Go and Rust
-// binaries into build/, Python virtualenvs. `make test` runs it first, so
-// that no test waits on a compiler (a Rust app's first build takes minutes)
-// and no timed run shares the machine with one. An app whose toolchain is
+// binaries into build/, Python virtualenvs, the Node apps' packages and
+// compiled TypeScript. `make test` runs it at a lower priority beside the
+// kit's own tests, and before the problems' tests, so that none of theirs
+// waits on a compiler (a Rust app's first build takes minutes) or shares the
+// machine with one. An app whose toolchain is
 // missing is reported and left: its tests skip, or fail under CI=true.
 package main
 
