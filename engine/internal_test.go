@@ -416,14 +416,22 @@ func TestControllerStarvedHolds(t *testing.T) {
 	}
 }
 
+// loadStats returns the stats of a 60 s load that starts at *now, read on
+// that clock, whose requests are slow past 1 s or, for slowFor's
+// endpoints, past their own threshold.
+func loadStats(now *time.Time, slowFor map[string]time.Duration) *stats {
+	s := newStats(func() time.Time { return *now }, 60)
+	s.setSlow(time.Second, slowFor)
+	s.start.Store(now.UnixNano())
+	return s
+}
+
 // TestControllerSlowFor: an endpoint with a slow threshold of its own is slow
 // past it, and only past it; the others keep SlowRequest.
 func TestControllerSlowFor(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)
-	s := newStats(func() time.Time { return now }, 60)
-	s.setSlow(time.Second, map[string]time.Duration{"GET /report": 10 * time.Second})
-	s.start.Store(now.UnixNano())
+	s := loadStats(&now, map[string]time.Duration{"GET /report": 10 * time.Second})
 	now = now.Add(5 * time.Second)
 	s.request("GET /report", 5*time.Second, false, noFlight)
 	s.request("GET /page", 2*time.Second, false, noFlight)
@@ -444,9 +452,7 @@ func TestControllerSlowFor(t *testing.T) {
 func TestControllerCountsStuckRequests(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)
-	s := newStats(func() time.Time { return now }, 60)
-	s.setSlow(time.Second, map[string]time.Duration{"GET /report": 10 * time.Second})
-	s.start.Store(now.UnixNano())
+	s := loadStats(&now, map[string]time.Duration{"GET /report": 10 * time.Second})
 	now = now.Add(2 * time.Second)
 	early := s.begin("GET /", false, now)
 	s.ctlSince.Store(now.Add(time.Millisecond).UnixNano()) // a change just after early started
@@ -487,9 +493,7 @@ func TestControllerCountsStuckRequests(t *testing.T) {
 func TestControllerEvidenceLeavesAssetsOut(t *testing.T) {
 	t.Parallel()
 	now := time.Unix(1000, 0)
-	s := newStats(func() time.Time { return now }, 60)
-	s.setSlow(time.Second, nil)
-	s.start.Store(now.UnixNano())
+	s := loadStats(&now, nil)
 	now = now.Add(5 * time.Second)
 	for range 100 {
 		s.request("GET /static/a.png", time.Millisecond, true, noFlight)
