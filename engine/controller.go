@@ -70,16 +70,16 @@ const (
 // below StartUsers) as soon as those requests had timeouts beyond
 // MaxTimeoutRate, or, after Evidence intervals, more than MaxSlowRate of them
 // were slower than SlowRequest; a request still in flight past SlowRequest
-// counts as slow at the next look, not when it ends. Users are added after Evidence healthy
-// intervals in a row (requests completed, no errors, under half the slow
-// limit, fewer than MaxUsers users): the step starts at Growth of the users,
-// falls to a sixteenth of that whenever the target fell behind or came near
-// the slow limit, and doubles after each step taken, up to Growth again. A
-// removed user finishes the session it is in, and until those removed have
-// left (maxSettle intervals at most) only timeouts are acted on: their
-// requests are the past load's, not the removal's effect. Users added arrive
-// one after another, MaxArrivalRate a second, and until they all have, only
-// timeouts are acted on too. Zero fields take their Default constants.
+// counts as slow at the next look, not when it ends. Users are added after
+// Evidence healthy intervals in a row (requests completed, no errors, under
+// half the slow limit, fewer than MaxUsers users): the step starts at Growth
+// of the users, falls to a sixteenth of that whenever the target fell behind
+// or came near the slow limit, and doubles after each step taken, up to
+// Growth again. A removed user finishes the session it is in, and until
+// those removed have left (maxSettle intervals at most) only timeouts are
+// acted on: their requests are the past load's, not the removal's effect.
+// Users added arrive one after another, MaxArrivalRate a second, and until
+// they all have, only timeouts are acted on too. Zero fields take their Default constants.
 //
 // Near capacity means, by default, a mean response over a quarter of
 // SlowRequest, or over four times the fastest mean seen (once past 10 ms):
