@@ -62,6 +62,12 @@ const (
 	// near its capacity: responses that slow down that much are queueing.
 	kneeRise  = 4
 	kneeFloor = 10 * time.Millisecond
+	// taperFrom is how many times its fastest mean response the target's
+	// mean may take before the step up tapers: from the whole step there
+	// down to the smallest at kneeRise. A cliff at kneeRise alone made the
+	// path of a run hang on noise: a mean just under it doubled the users
+	// past the target's capacity, one just over it added a sixteenth.
+	taperFrom = 1.5
 )
 
 // LoadPolicy is how the load controller sets the number of users to what the
@@ -83,7 +89,9 @@ const (
 //
 // Near capacity means, by default, a mean response over a quarter of
 // SlowRequest, or over four times the fastest mean seen (once past 10 ms):
-// responses that slow down as users are added are queueing. Knee, when set,
+// responses that slow down as users are added are queueing. Between one and
+// a half and four times the fastest, the step tapers towards the smallest, in
+// proportion to the rise. Knee, when set,
 // replaces both: only a mean response over Knee is near capacity. It is for
 // an app whose responses wait on other services, whose mean rises and falls
 // with what it has cached, not with its load.
@@ -385,6 +393,12 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 	case ev.lateShare() > maxLateShare/4:
 		c.step = p.Growth * minStepShare
 		why += "; the benchmarker's timers came late now and then: smallest step"
+	case p.Knee == 0 && mean > kneeFloor && c.fastest > 0:
+		rise := float64(mean) / float64(c.fastest)
+		if taper := p.Growth * max(minStepShare, (kneeRise-rise)/(kneeRise-taperFrom)); taper < c.step {
+			c.step = taper
+			why += fmt.Sprintf("; the mean %.1f times the fastest (%s): a step of %.0f%%", rise, roundLatency(c.fastest), 100*taper)
+		}
 	}
 	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
 	if room := c.fileRoom(users); room >= 0 && add > room {

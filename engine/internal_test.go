@@ -267,15 +267,17 @@ func TestControllerMindsItsOpenFiles(t *testing.T) {
 // TestControllerKnee: once the mean response time passes a quarter of
 // SlowRequest, or four times the fastest mean seen, though no request is yet
 // slow, the target is near its capacity, and the controller takes its
-// smallest step.
+// smallest step; between one and a half and four times the fastest, the
+// step tapers towards it.
 func TestControllerKnee(t *testing.T) {
 	t.Parallel()
 	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults(), 0), []growthStep{
 		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests, mean response 10ms"},
-		{20, 30 * time.Millisecond, 20, "healthy"},                                         // three times the fastest: not yet
-		{40, 50 * time.Millisecond, 3, "near capacity (fastest mean 10ms): smallest step"}, // five times: 40/16
-		{43, 300 * time.Millisecond, 3, "near capacity"},                                   // over a quarter of 1s; the step is reset each time
-		{46, 20 * time.Millisecond, 6, "healthy for"},                                      // then doubles: 46/8
+		{20, 15 * time.Millisecond, 20, "healthy"}, // one and a half times the fastest: the whole step
+		{40, 30 * time.Millisecond, 16, "the mean 3.0 times the fastest (10ms): a step of 40%"},
+		{56, 50 * time.Millisecond, 4, "near capacity (fastest mean 10ms): smallest step"}, // five times: 56/16
+		{60, 300 * time.Millisecond, 4, "near capacity"},                                   // over a quarter of 1s; the step is reset each time
+		{64, 20 * time.Millisecond, 8, "healthy for"},                                      // then doubles: 64/8
 	})
 }
 
