@@ -85,16 +85,17 @@ const (
 // those removed have left (maxSettle intervals at most) only timeouts are
 // acted on: their requests are the past load's, not the removal's effect.
 // Users added arrive one after another, MaxArrivalRate a second, and until
-// they all have, only timeouts are acted on too. Zero fields take their Default constants.
+// they all have, only timeouts are acted on too. Zero fields take their
+// Default constants.
 //
 // Near capacity means, by default, a mean response over a quarter of
 // SlowRequest, or over four times the fastest mean seen (once past 10 ms):
 // responses that slow down as users are added are queueing. Between one and
 // a half and four times the fastest, the step tapers towards the smallest, in
-// proportion to the rise. Knee, when set,
-// replaces both: only a mean response over Knee is near capacity. It is for
-// an app whose responses wait on other services, whose mean rises and falls
-// with what it has cached, not with its load.
+// proportion to the rise. Knee, when set, replaces both: only a mean response
+// over Knee is near capacity. It is for an app whose responses wait on other
+// services, whose mean rises and falls with what it has cached, not with its
+// load.
 //
 // SlowFor gives endpoints (by name, as requests name them) a slow threshold
 // of their own in place of SlowRequest: a report whose answer takes seconds
