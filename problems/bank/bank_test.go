@@ -397,7 +397,28 @@ func tunedDefects() []defect {
 			// The viewer that logs in to the user again sees its own last
 			// cookie back first; TestCookieHandedOutTwice checks the rule
 			// for another viewer's.
-			"a cookie the app had handed out before in this run|set the cookie of the session the previous attempt started"},
+			"cookie the app had handed out before in this run|set the cookie of the session the previous attempt started"},
+		// Logins take a counter's values, hashed; anonymous sessions (a
+		// /mypage without one) take another's, which /initialize sets
+		// back, so they hand the logins' cookies out again.
+		{"tuned: anonymous sessions' cookies counted again from 1 after /initialize", tuned(
+			[2]string{"func newToken() string {\n", `var loginSeq, anonSeq atomic.Int64
+
+func seqToken(n int64) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "bank-%d", n))
+	return hex.EncodeToString(sum[:])
+}
+
+func anonToken() string { return seqToken(anonSeq.Add(1)) }
+
+func newToken() string {
+	if true {
+		return seqToken(loginSeq.Add(1))
+	}
+`},
+			[2]string{"\tss.m = make(map[string]*session)\n", "\tss.m = make(map[string]*session)\n\tanonSeq.Store(0)\n"},
+			[2]string{"\t\ttoken := newToken()\n", "\t\ttoken := anonToken()\n"}),
+			"set a bank_session cookie the app had handed out before in this run"},
 	}
 }
 

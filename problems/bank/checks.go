@@ -144,18 +144,32 @@ func checkNoSession(res *engine.Response, what string) error {
 
 // checkNewSession judges the session cookie a POST /login answer sets, got
 // ("" for none), against last, the one the viewer's previous attempt was
-// given, and before, whether it was handed out earlier in the run: every
-// attempt ends its session and starts a new one, whose cookie is new
-// (keeping the old one is session fixation) and never handed out before (a
-// counter that /initialize sets back would hand the same ones out again).
-func checkNewSession(res *engine.Response, got, last string, before bool) error {
+// given: every attempt ends its session and starts a new one, whose cookie
+// is new (keeping the old one is session fixation). That the new one was
+// never handed out before is checkSessionStart's, on every answer.
+func checkNewSession(res *engine.Response, got, last string) error {
 	switch {
 	case got == "":
 		return res.Criticalf("session", "POST /login set no %s cookie: every attempt starts a new session and sends its cookie", cookieName)
 	case got == last:
 		return res.Criticalf("session", "POST /login set the cookie of the session the previous attempt started: every attempt ends its session and starts a new one, with a new cookie")
-	case before:
-		return res.Criticalf("session", "POST /login set a cookie the app had handed out before in this run: a new session's cookie is a value never handed out before")
 	}
 	return nil
+}
+
+// checkSessionStart fails res, whatever its request, when it sets a
+// session cookie the app had handed out before in the run, to any browser
+// or before POST /initialize; handedOut records each and says so. An
+// answer sets the cookie only when it starts a session (a login's, or an
+// anonymous one that holds a notice), with a value never handed out before
+// (MANUAL: "Sessions and notices"). A counter that /initialize sets back
+// would hand the same ones out again, and a browser holding an old cookie
+// would find itself in another's session.
+func checkSessionStart(res *engine.Response, handedOut func(string) bool) error {
+	got := sessionCookie(res)
+	if got == "" || !handedOut(got) {
+		return nil
+	}
+	return res.Criticalf("session", "%s set a %s cookie the app had handed out before in this run: a cookie is set only to start a session, with a value never handed out before",
+		res.Request(), cookieName)
 }

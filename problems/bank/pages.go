@@ -141,10 +141,13 @@ func duplicateKey(body []byte) string {
 const cookieName = "bank_session"
 
 // sessionCookie returns the value of the bank_session cookie res sets, ""
-// when it sets none.
+// when it sets none or one that deletes it.
 func sessionCookie(res *engine.Response) string {
+	if _, ok := res.Header["Set-Cookie"]; !ok {
+		return ""
+	}
 	for _, c := range (&http.Response{Header: res.Header}).Cookies() {
-		if c.Name == cookieName {
+		if c.Name == cookieName && c.MaxAge >= 0 {
 			return c.Value
 		}
 	}

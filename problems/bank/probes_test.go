@@ -94,7 +94,7 @@ func TestScanFindsLoginsAndDataAddresses(t *testing.T) {
 // addresses only.
 func TestViewerSeesOnlyItsOwn(t *testing.T) {
 	base, _ := url.Parse("http://127.0.0.1:1")
-	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil))
+	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil), newModel(data.Config{}, &data.State{}))
 	v.typed("u0000042", "192.168.3.4 , 10.0.0.1")
 	v.shown("10.9.8.7")
 	answer := func(path string, status int, body string) *engine.Response {
@@ -146,7 +146,7 @@ func TestViewerSeesOnlyItsOwn(t *testing.T) {
 // over a /mypage of the reference's size (about 1 KB).
 func BenchmarkViewerInspect(b *testing.B) {
 	base, _ := url.Parse("http://127.0.0.1:1")
-	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil))
+	v := newViewer(engine.NewAgent(base, engine.AgentConfig{}, nil), newModel(data.Config{}, &data.State{}))
 	v.typed("u0000042", "192.168.3.4")
 	v.shown("10.9.8.7")
 	page := `<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
@@ -192,9 +192,10 @@ func TestOwnAddrIsTheConnectionsSource(t *testing.T) {
 	}
 }
 
-// TestCookieHandedOutTwice: a login whose cookie the app handed out before
-// in the run, to another browser or before POST /initialize, is critical,
-// as is one that keeps the viewer's own last cookie or sets none.
+// TestCookieHandedOutTwice: an answer, a login's or any other, that sets a
+// session cookie the app handed out before in the run, to another browser
+// or before POST /initialize, is critical; so is a login that keeps the
+// viewer's own last cookie or sets none.
 func TestCookieHandedOutTwice(t *testing.T) {
 	m := newModel(data.Config{}, &data.State{})
 	if m.handedOut("c1") || m.handedOut("c2") || !m.handedOut("c1") {
@@ -204,20 +205,38 @@ func TestCookieHandedOutTwice(t *testing.T) {
 	res := &engine.Response{Endpoint: "POST /login", Method: http.MethodPost, URL: u, StatusCode: http.StatusSeeOther}
 	for _, c := range []struct {
 		got, last string
-		before    bool
 		want      string
 	}{
-		{"c3", "c2", false, ""},
-		{"c1", "c2", true, "handed out before in this run"},
-		{"c2", "c2", true, "the previous attempt started"},
-		{"", "c2", false, "set no bank_session cookie"},
+		{"c3", "c2", ""},
+		{"c2", "c2", "the previous attempt started"},
+		{"", "c2", "set no bank_session cookie"},
 	} {
-		err := checkNewSession(res, c.got, c.last, c.before)
+		err := checkNewSession(res, c.got, c.last)
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q after %q: %v, want no error", c.got, c.last, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || engine.AsError(err).Class != engine.ClassCritical):
 			t.Errorf("%q after %q: %v, want a critical error with %q", c.got, c.last, err, c.want)
+		}
+	}
+	mypage, _ := url.Parse("http://app/mypage")
+	for _, c := range []struct {
+		path, setCookie string
+		want            bool
+	}{
+		{"/login", "bank_session=c4; Path=/; HttpOnly", false},
+		{"/mypage", "bank_session=c5; Path=/", false},
+		{"/mypage", "other=c1; Path=/", false},
+		{"/mypage", "bank_session=c1; Path=/; Max-Age=0", false},
+		{"/mypage", "bank_session=c1; Path=/", true},
+		{"/login", "bank_session=c4; Path=/", true},
+	} {
+		res := &engine.Response{Endpoint: "GET " + c.path, Method: http.MethodGet, URL: mypage.JoinPath("..", c.path),
+			StatusCode: http.StatusSeeOther, Header: http.Header{"Set-Cookie": {c.setCookie}}}
+		err := checkSessionStart(res, m.handedOut)
+		if got := err != nil; got != c.want || (got && (engine.AsError(err).Class != engine.ClassCritical ||
+			!strings.Contains(err.Error(), "handed out before in this run"))) {
+			t.Errorf("%s setting %q: %v, want an error: %v", c.path, c.setCookie, err, c.want)
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 )
 
 // Version of the scenario.
-const Version = "6"
+const Version = "7"
 
 // Score tags and the rules' numbers (MANUAL: "Scoring").
 const (
@@ -119,7 +119,7 @@ func (s *Scenario) Meta() engine.Meta {
 func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	v := newViewer(a)
+	v := newViewer(a, s.m)
 	// A login without a client in X-Forwarded-For is the connection's: the
 	// next /mypage shows this machine's own address, which on a contest's
 	// network may lie in the data's networks.
@@ -142,7 +142,7 @@ func (s *Scenario) PreCheck(ctx context.Context, r *engine.Run) error {
 func (s *Scenario) FinalCheck(ctx context.Context, r *engine.Run) error {
 	a := r.NewAgent()
 	defer a.Close()
-	newViewer(a)
+	newViewer(a, s.m)
 	return s.checkReport(ctx, a)
 }
 
@@ -409,6 +409,9 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	a.SetCookie(&http.Cookie{Name: cookieName, Value: cookie, Path: "/"})
 	res, err = a.Get(ctx, endpointEnded, "/mypage")
 	if err != nil {
+		return err
+	}
+	if err := checkSessionStart(res, s.m.handedOut); err != nil {
 		return err
 	}
 	return checkNoSession(res, "the cookie of a session from before POST /initialize")

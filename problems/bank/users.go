@@ -308,7 +308,7 @@ func (s *Scenario) attempt(ctx context.Context, r *engine.Run, a *engine.Agent, 
 	prev := s.m.record(id, ip, want, sent, res.Received)
 	cookie, last := sessionCookie(res), v.sessionCookie()
 	v.setSession(cookie, id, want == "")
-	if err := checkNewSession(res, cookie, last, cookie != "" && s.m.handedOut(cookie)); err != nil {
+	if err := checkNewSession(res, cookie, last); err != nil {
 		return err
 	}
 	if want != "" {

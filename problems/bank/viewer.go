@@ -18,6 +18,9 @@ import (
 // session cookie.
 type viewer struct {
 	agent *engine.Agent
+	// handedOut records a session cookie an answer started a session with,
+	// and reports whether the app had handed it out before (model.handedOut).
+	handedOut func(cookie string) bool
 
 	mu     sync.Mutex
 	logins map[string]bool
@@ -26,8 +29,8 @@ type viewer struct {
 	user   int64  // the user that attempt logged in to; 0: none
 }
 
-func newViewer(a *engine.Agent) *viewer {
-	v := &viewer{agent: a, logins: map[string]bool{}, addrs: map[string]bool{}}
+func newViewer(a *engine.Agent, m *model) *viewer {
+	v := &viewer{agent: a, handedOut: m.handedOut, logins: map[string]bool{}, addrs: map[string]bool{}}
 	a.Inspect(v.inspect)
 	return v
 }
@@ -40,7 +43,7 @@ func (s *Scenario) viewerOf(u *engine.User) *viewer {
 	defer s.viewersMu.Unlock()
 	v := s.viewers[u.ID]
 	if v == nil || v.agent != u.Agent {
-		v = newViewer(u.Agent)
+		v = newViewer(u.Agent, s.m)
 		s.viewers[u.ID] = v
 	}
 	return v
@@ -97,8 +100,12 @@ func (v *viewer) sessionCookie() string {
 // (engine.Response.Readings), and logins in any case. /report, the security
 // team's list, names locked users and banned addresses by design: only its
 // other fields are read. An asset's body is checked byte for byte against
-// the manifest already.
+// the manifest already. It also fails an answer that starts a session with
+// a cookie the app handed out before in the run (checkSessionStart).
 func (v *viewer) inspect(res *engine.Response) error {
+	if err := checkSessionStart(res, v.handedOut); err != nil {
+		return err
+	}
 	body := res.Body
 	switch {
 	case res.URL.Path == "/report":
