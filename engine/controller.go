@@ -76,7 +76,10 @@ const (
 // below StartUsers) as soon as those requests had timeouts beyond
 // MaxTimeoutRate, or, after Evidence intervals, more than MaxSlowRate of them
 // were slower than SlowRequest; a request still in flight past SlowRequest
-// counts as slow at the next look, not when it ends. Users are added after
+// counts as slow at the next look, not when it ends. When that happens right
+// after a step up, before any decision held, the users go back to where the
+// step started if that removes more: the step took the target past what it
+// serves, and a Backoff share at a time would keep it there for seconds. Users are added after
 // Evidence healthy intervals in a row (requests completed, no errors, under
 // half the slow limit, fewer than MaxUsers users): the step starts at Growth
 // of the users, falls to a sixteenth of that whenever the target fell behind
@@ -271,7 +274,10 @@ type controller struct {
 	step    float64       // the next step up, as a fraction of the users
 	recent  []window      // the intervals since the last change, the newest last, at most Evidence
 	fastest time.Duration // the lowest mean response over a whole evidence so far
-	files   fileUse       // the benchmarker's open files at the latest decision
+	// grownFrom is the users before the latest step up, until a decision
+	// after it holds, grows or shrinks; 0: none pending.
+	grownFrom int
+	files     fileUse // the benchmarker's open files at the latest decision
 }
 
 // fileUse is how many files the benchmarker has open and may open; a zero
@@ -412,6 +418,7 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 	}
 	c.step = min(2*c.step, p.Growth)
 	c.recent = c.recent[:0]
+	c.grownFrom = users
 	return add, Grow, "", why
 }
 
@@ -419,7 +426,15 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 // the next growth from the smallest step.
 func (c *controller) shrink(users int, reason, why string) (int, string, string, string) {
 	c.step = c.p.Growth * minStepShare
-	remove := min(max(1, int(math.Ceil(c.p.Backoff*float64(users)))), users-c.p.StartUsers)
+	remove := max(1, int(math.Ceil(c.p.Backoff*float64(users))))
+	if back := users - c.grownFrom; c.grownFrom > 0 && back > remove && (reason == "slow" || reason == "timeouts") {
+		// The step up itself took the target past what it serves: the users
+		// before it are the last the target was seen to serve.
+		remove = back
+		why += fmt.Sprintf("; back to the %d users before the last step up", c.grownFrom)
+	}
+	c.grownFrom = 0
+	remove = min(remove, users-c.p.StartUsers)
 	if remove <= 0 {
 		return c.hold("min", fmt.Sprintf("at the minimum of %d users, %s", c.p.StartUsers, why))
 	}
@@ -434,6 +449,7 @@ func lateWhy(w window) string {
 }
 
 func (c *controller) hold(reason, why string) (int, string, string, string) {
+	c.grownFrom = 0 // the users since the step up were served
 	return 0, Hold, reason, "holding: " + why
 }
 

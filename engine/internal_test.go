@@ -149,7 +149,8 @@ func TestControllerDecisions(t *testing.T) {
 		{"evidence starts again after a change", ok(8), 8, 0, wait, ""},
 		{"double again", ok(8), 8, 8, Grow, "healthy"},
 		{"waiting", ok(16), 16, 0, wait, ""},
-		{"slow beyond the limit over the evidence: remove a quarter", window{Requests: 100, Slow: 80}, 16, -4, Shrink, "falling behind: 16.0% of 500 requests slower than 1s (limit 10.0%)"},
+		{"near the slow limit: hold, the users since the step up are served", window{Requests: 100, Slow: 30}, 16, 0, Hold, "near the limit"},
+		{"slow beyond the limit over the evidence: remove a quarter", window{Requests: 100, Slow: 80}, 16, -4, Shrink, "falling behind: 55.0% of 200 requests slower than 1s (limit 10.0%)"},
 		{"after a removal, wait for evidence", ok(12), 12, 0, wait, ""},
 		{"then grow by the smallest step (1/16, at least one user)", ok(12), 12, 1, Grow, "healthy"},
 		{"waiting", ok(13), 13, 0, wait, ""},
@@ -185,6 +186,39 @@ func TestControllerDecisions(t *testing.T) {
 		delta, kind, _, cause := c.decide(s.w, s.users, false)
 		if delta != s.delta || kind != s.kind || !strings.Contains(cause, s.cause) {
 			t.Fatalf("step %d (%s): %+v with %d users: %+d %s %q; want %+d %s %q", i, s.name, s.w, s.users, delta, kind, cause, s.delta, s.kind, s.cause)
+		}
+	}
+}
+
+// TestControllerStepsBack: a target too slow or timing out right after a
+// step up goes back to the users before the step when that removes more
+// than the Backoff share; once a decision after the step held, or for the
+// benchmarker's own reasons, a Backoff share as before.
+func TestControllerStepsBack(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Backoff: 0.2, MaxUsers: 1000, MaxSlowRate: 0.01}.withDefaults()
+	ok := window{Requests: 1000}
+	slow := window{Requests: 1000, Slow: 100}
+	for _, c := range []struct {
+		name  string
+		steps []window
+		want  int
+		cause string
+	}{
+		{"slow after doubling: back to the users before it", []window{ok, slow}, -10, "back to the 10 users before the last step up"},
+		{"timeouts after doubling: the same", []window{ok, {Requests: 1000, Timeouts: 5}}, -10, "back to the 10 users"},
+		{"a hold after the step: a fifth", []window{ok, {Requests: 1000, Slow: 6}, slow}, -4, "slower than"},
+		{"the benchmarker's own errors: a fifth", []window{ok, {Requests: 1000, Internal: 1}}, -4, "of the benchmarker's own"},
+	} {
+		ctl, users := newController(p, 0), 10
+		var delta int
+		var cause string
+		for _, w := range c.steps {
+			delta, _, _, cause = ctl.decide(w, users, false)
+			users += delta
+		}
+		if delta != c.want || !strings.Contains(cause, c.cause) {
+			t.Errorf("%s: %+d %q, want %+d with %q", c.name, delta, cause, c.want, c.cause)
 		}
 	}
 }
