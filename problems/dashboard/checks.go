@@ -52,6 +52,7 @@ func (s *Scenario) checkData(res *engine.Response, u *user) error {
 				return err
 			}
 			s.m.ad.relayed(it, u.subs[it.Service])
+			s.m.names.relayed(s.m.ad.facts.Load(), it, u.subs[it.Service])
 		}
 		return nil
 	})
@@ -236,10 +237,11 @@ const emailDomain = "@dashboard.test"
 // code, a weather location, a token), each looked up in the model's map of
 // who subscribed with it. One the viewer subscribes with itself is its own.
 // And a postal address relayed in the run that none of the viewer's own codes
-// has (addresses.foreignAddress). Finding one is critical: no answer may
-// carry another user's data. The scan reads the text in lower case: an email
-// or a token in capitals is as much a leak (a location's L is found in either
-// case).
+// has (addresses.foreignAddress), and two names relayed in the run that none
+// of its queries finds (relayedNames.foreignNames). Finding one is critical:
+// no answer may carry another user's data. The scan reads the text in lower
+// case: an email or a token in capitals is as much a leak (a location's L is
+// found in either case).
 func (m *model) scan(text []byte, v *user) error {
 	body := bytes.ToLower(text)
 	for rest := body; ; {
@@ -277,6 +279,9 @@ func (m *model) scan(text []byte, v *user) error {
 	}
 	if a := m.ad.foreignAddress(body, v); a != "" {
 		return leak("%q, a postal address relayed for another user", a)
+	}
+	if names := m.names.foreignNames(body, v); names != nil {
+		return leak("%q, names relayed for another user's query", names)
 	}
 	return nil
 }

@@ -314,3 +314,92 @@ func TestLeakScanAddresses(t *testing.T) {
 		}
 	}
 }
+
+// TestLeakScanNames: two long names relayed for another user's query, as
+// words of one text, are a leak, whatever the case; one alone, names the
+// viewer's own query finds, names inside longer words, short names and
+// names a place can be made of are let go.
+func TestLeakScanNames(t *testing.T) {
+	t.Parallel()
+	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer svc.Close()
+	f := svc.Facts()
+	m := newModel(data.Default())
+	m.ad.facts.Store(f)
+	var theirs, short, place []string
+	for _, name := range f.SearchSurnames("ka") {
+		switch {
+		case len(name) < minLeakName:
+			short = append(short, name)
+		case services.PlaceLike(name):
+			place = append(place, name)
+		default:
+			theirs = append(theirs, name)
+		}
+	}
+	if len(theirs) < 2 || len(short) == 0 {
+		t.Fatalf("the surnames of \"ka\" give %d long names and %d short ones: pick another query", len(theirs), len(short))
+	}
+	m.names.relayed(f, item{Service: data.Surname}, data.Params{Q: "ka"})
+	me, mine := m.free[0], &user{subs: data.Subscriptions{data.Surname: {Q: "ka"}}}
+	me.subs = data.Subscriptions{data.Surname: {Q: "mi"}}
+	two := theirs[0] + `","` + theirs[1]
+	for _, c := range []struct {
+		body   string
+		viewer *user
+		leak   bool
+	}{
+		{`{"names":["` + two + `"]}`, me, true},
+		{`<div hidden>` + strings.ToUpper(theirs[0]+" "+theirs[1]) + `</div>`, me, true},
+		{`{"names":["` + two + `"]}`, nil, true},
+		{`{"names":["` + two + `"]}`, mine, false},
+		{`<p>` + theirs[0] + `</p>`, me, false},
+		{`<p>x` + theirs[0] + ` ` + theirs[1] + `x</p>`, me, false},
+		{strings.Join(short, " "), me, false},
+		{strings.Join(place, " ") + " " + theirs[0], me, false},
+	} {
+		if err := m.scan([]byte(c.body), c.viewer); (err != nil) != c.leak {
+			t.Errorf("scan(%q): %v, want a leak: %v", c.body, err, c.leak)
+		}
+	}
+}
+
+// BenchmarkLeakScan: the scan every answer of the load passes, over a /data
+// of a premium user's size, before any name was relayed and after every
+// surname and given name of the common two-letter queries was.
+func BenchmarkLeakScan(b *testing.B) {
+	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer svc.Close()
+	f := svc.Facts()
+	m := newModel(data.Default())
+	m.ad.facts.Store(f)
+	me := m.free[0]
+	me.subs = data.Subscriptions{data.Surname: {Q: "ka"}, data.GivenName: {Q: "mi"}}
+	sur, _ := json.Marshal(services.NamesAnswer{Query: "ka", Names: f.SearchSurnames("ka")})
+	giv, _ := json.Marshal(services.NamesAnswer{Query: "mi", Names: f.SearchGivenNames("mi")})
+	addr, _ := f.Address("1000001")
+	body := []byte(`[{"service":"postal","data":{"code":"1000001","address":"` + addr + `"}},{"service":"surname","data":` +
+		string(sur) + `},{"service":"givenname","data":` + string(giv) + `},{"service":"weather","data":{"location":"L0001",` +
+		`"date":"2026-11-28T12:00:00Z","forecast":"cloudy, then rain"}}]`)
+	run := func(b *testing.B) {
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if err := m.scan(body, me); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("no names relayed", run)
+	for _, a := range []string{"a", "ka", "ki", "ko", "sa", "shi", "su", "ta", "to", "na", "no", "ha", "hi", "ma", "mi", "mo"} {
+		for _, s := range []string{data.Surname, data.GivenName} {
+			m.names.relayed(f, item{Service: s}, data.Params{Q: a})
+		}
+	}
+	b.Run("names relayed", run)
+}

@@ -220,7 +220,8 @@ var (
 // POST /initialize or over a new sign-in, a taken email's password reset,
 // another user's email or /data in a header (percent-escaped, base64), an
 // email in capitals in a comment, another user's /data in the 403 of a
-// request with no cookie, and the last address relayed in /user.js.
+// request with no cookie, and the last address, or names, relayed in
+// /user.js.
 var (
 	fixedSession = [][2]string{{"\ttoken := randomHex(32)\n",
 		"\ttoken := randomHex(32)\n\tif len(oldToken) == len(token) && app.st.Load().session(oldToken) == nil {\n\t\ttoken = oldToken\n\t}\n"}}
@@ -257,6 +258,12 @@ var (
 				"\t\t\tlastAddress.Store(&a.Address)\n\t\t}\n\t}\n"},
 		{"\tbody := app.pages.userJS[u.grade]\n", "\tbody := app.pages.userJS[u.grade]\n\tif a := lastAddress.Load(); a != nil {\n" +
 			"\t\tbody = append(append(append(slices.Clip(body), \"// a neighbour: \"...), *a...), '\\n')\n\t}\n"}}
+	namesInScript = [][2]string{
+		{"func appendItem(b []byte, service string, answer []byte) []byte {\n",
+			"var lastNames atomic.Pointer[[]byte]\n\nfunc appendItem(b []byte, service string, answer []byte) []byte {\n" +
+				"\tif service == \"surname\" {\n\t\tlastNames.Store(&answer)\n\t}\n"},
+		{"\tbody := app.pages.userJS[u.grade]\n", "\tbody := app.pages.userJS[u.grade]\n\tif a := lastNames.Load(); a != nil {\n" +
+			"\t\tbody = append(append(append(slices.Clip(body), \"// seen nearby: \"...), *a...), '\\n')\n\t}\n"}}
 	dataToNoCookie = [][2]string{leakVars, base64Import, keepData,
 		{"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n",
 			"func (app *App) getData(w http.ResponseWriter, r *http.Request) {\n\tu, _ := app.currentUser(w, r)\n\tif u == nil {\n" +
@@ -443,6 +450,8 @@ func TestEachDefectFails(t *testing.T) {
 			want: `an answer carries .*, a parameter of another user's subscription`},
 		{name: "another user's address in /user.js (tuned)", tuned: addressInScript, load: 10 * time.Second,
 			want: `an answer carries .*, a postal address relayed for another user`},
+		{name: "another user's names in /user.js (tuned)", tuned: namesInScript, load: 10 * time.Second,
+			want: `an answer carries .*, names relayed for another user's query`},
 		{name: "a disallowed service accepted", proxy: &apptest.Proxy{StatusMap: map[int]int{http.StatusForbidden: http.StatusSeeOther}, StatusMethod: http.MethodPost},
 			want: `expected status 403, got 303`},
 	} {

@@ -49,6 +49,8 @@ type model struct {
 	issued map[string]struct{}
 	// ad holds the postal addresses relayed in the run.
 	ad addresses
+	// names holds the names relayed in the run.
+	names relayedNames
 	// last is the last id issued ("" before the first): the shape a made-up
 	// one takes.
 	last string

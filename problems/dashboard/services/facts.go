@@ -126,6 +126,24 @@ func (f *Facts) Address(code string) (string, bool) {
 	return pref + ", " + city + ", " + district + " " + strconv.Itoa(1+g.Intn(9)) + "-" + strconv.Itoa(1+g.Intn(30)), true
 }
 
+// PlaceLike reports whether word can be cut into the pieces place names are
+// made of, so that an address may carry it as one of its words.
+func PlaceLike(word string) bool {
+	can := make([]bool, len(word)+1) // can[i]: word[:i] is made of pieces
+	can[0] = true
+	for i := range len(word) {
+		if !can[i] {
+			continue
+		}
+		for _, part := range placeParts {
+			if strings.HasPrefix(word[i:], part) {
+				can[i+len(part)] = true
+			}
+		}
+	}
+	return can[len(word)]
+}
+
 // placeName joins parts pieces of placeParts, never the same twice in a row.
 func placeName(g datagen.Gen, parts int) string {
 	var b strings.Builder
