@@ -280,22 +280,29 @@ func TestNegativeDraws(t *testing.T) {
 var params = map[string][]string{data.Postal: {"code"}, data.Postal2: {"code"}, data.Surname: {"q"},
 	data.GivenName: {"q"}, data.Weather: {"location"}, data.Security: {"req", "token"}, data.Attacked: {"token"}}
 
+// scanModel returns the facts of services started for tb (seed 1) and a
+// model that knows them, as the leak scan's tests need.
+func scanModel(tb testing.TB) (*services.Facts, *model) {
+	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { svc.Close() })
+	m := newModel(data.Default())
+	m.ad.facts.Store(svc.Facts())
+	return svc.Facts(), m
+}
+
 // TestLeakScanAddresses: an address relayed in the run is another user's
 // data unless one of the viewer's own codes has it, whatever the case;
 // a text of its shape that no one was given is let go.
 func TestLeakScanAddresses(t *testing.T) {
 	t.Parallel()
-	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	m := newModel(data.Default())
-	m.ad.facts.Store(svc.Facts())
+	f, m := scanModel(t)
 	me := m.free[0]
 	me.subs = data.Subscriptions{data.Postal: {Code: "1000001"}}
-	mine, _ := svc.Facts().Address("1000001")
-	theirs, _ := svc.Facts().Address("2000002")
+	mine, _ := f.Address("1000001")
+	theirs, _ := f.Address("2000002")
 	m.ad.relayed(item{Service: data.Postal}, data.Params{Code: "1000001"})
 	m.ad.relayed(item{Service: data.Postal2}, data.Params{Code: "2000002"})
 	for _, c := range []struct {
@@ -321,14 +328,7 @@ func TestLeakScanAddresses(t *testing.T) {
 // names a place can be made of are let go.
 func TestLeakScanNames(t *testing.T) {
 	t.Parallel()
-	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer svc.Close()
-	f := svc.Facts()
-	m := newModel(data.Default())
-	m.ad.facts.Store(f)
+	f, m := scanModel(t)
 	var theirs, short, place []string
 	for _, name := range f.SearchSurnames("ka") {
 		switch {
@@ -371,14 +371,7 @@ func TestLeakScanNames(t *testing.T) {
 // of a premium user's size, before any name was relayed and after every
 // surname and given name of the common two-letter queries was.
 func BenchmarkLeakScan(b *testing.B) {
-	svc, err := services.Start(context.Background(), services.Config{Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer svc.Close()
-	f := svc.Facts()
-	m := newModel(data.Default())
-	m.ad.facts.Store(f)
+	f, m := scanModel(b)
 	me := m.free[0]
 	me.subs = data.Subscriptions{data.Surname: {Q: "ka"}, data.GivenName: {Q: "mi"}}
 	sur, _ := json.Marshal(services.NamesAnswer{Query: "ka", Names: f.SearchSurnames("ka")})
