@@ -79,17 +79,17 @@ const (
 // counts as slow at the next look, not when it ends. When that happens right
 // after a step up, before any decision held, the users go back to where the
 // step started if that removes more: the step took the target past what it
-// serves, and a Backoff share at a time would keep it there for seconds. Users are added after
-// Evidence healthy intervals in a row (requests completed, no errors, under
-// half the slow limit, fewer than MaxUsers users): the step starts at Growth
-// of the users, falls to a sixteenth of that whenever the target fell behind
-// or came near the slow limit, and doubles after each step taken, up to
-// Growth again. A removed user finishes the session it is in, and until
-// those removed have left (maxSettle intervals at most) only timeouts are
-// acted on: their requests are the past load's, not the removal's effect.
-// Users added arrive one after another, MaxArrivalRate a second, and until
-// they all have, only timeouts are acted on too. Zero fields take their
-// Default constants.
+// serves, and a Backoff share at a time would keep it there for seconds.
+// Users are added after Evidence healthy intervals in a row (requests
+// completed, no errors, under half the slow limit, fewer than MaxUsers
+// users): the step starts at Growth of the users, falls to a sixteenth of
+// that whenever the target fell behind or came near the slow limit, and
+// doubles after each step taken, up to Growth again. A removed user
+// finishes the session it is in, and until those removed have left
+// (maxSettle intervals at most) only timeouts are acted on: their requests
+// are the past load's, not the removal's effect. Users added arrive one
+// after another, MaxArrivalRate a second, and until they all have, only
+// timeouts are acted on too. Zero fields take their Default constants.
 //
 // Near capacity means, by default, a mean response over a quarter of
 // SlowRequest, or over four times the fastest mean seen (once past 10 ms):
