@@ -295,7 +295,7 @@ func authDefects(src string) []defect {
 				},
 			}
 			return p.Start(t, apps.Start(t, "go", "sqlite", ""))
-		}, "set the cookie of the session the previous attempt started"},
+		}, "cookie the app had handed out before in this run \\(the one this browser already held\\)|set the cookie of the session the previous attempt started"},
 		{"the last /mypage's login on the 404 page", leak(func(r *http.Request, st int, h http.Header, body []byte, login, ip string) []byte {
 			if st != http.StatusNotFound {
 				return body

@@ -157,19 +157,24 @@ func checkNewSession(res *engine.Response, got, last string) error {
 	return nil
 }
 
-// checkSessionStart fails res, whatever its request, when it sets a
-// session cookie the app had handed out before in the run, to any browser
-// or before POST /initialize; handedOut records each and says so. An
-// answer sets the cookie only when it starts a session (a login's, or an
-// anonymous one that holds a notice), with a value never handed out before
-// (MANUAL: "Sessions and notices"). A counter that /initialize sets back
-// would hand the same ones out again, and a browser holding an old cookie
-// would find itself in another's session.
-func checkSessionStart(res *engine.Response, handedOut func(string) bool) error {
-	got := sessionCookie(res)
-	if got == "" || !handedOut(got) {
+// checkSessionStart fails res, whatever its request, when the session
+// cookie it sets, got, is one the app had handed out before in the run, to
+// any browser or before POST /initialize; handedOut records each and says
+// so. An answer sets the cookie only when it starts a session (a login's,
+// or an anonymous one that holds a notice), with a value never handed out
+// before (MANUAL: "Sessions and notices"). A counter that /initialize sets
+// back would hand the same ones out again, and a browser holding an old
+// cookie would find itself in another's session. held, the cookie the
+// viewer's browser was last given, names the commonest case: the browser's
+// own kept (session fixation).
+func checkSessionStart(res *engine.Response, got, held string, handedOut func(string) bool) error {
+	if !handedOut(got) {
 		return nil
 	}
-	return res.Criticalf("session", "%s set a %s cookie the app had handed out before in this run: a cookie is set only to start a session, with a value never handed out before",
-		res.Request(), cookieName)
+	which := ""
+	if got == held {
+		which = " (the one this browser already held)"
+	}
+	return res.Criticalf("session", "%s set a %s cookie the app had handed out before in this run%s: a cookie is set only to start a new session, with a value never handed out before",
+		res.Request(), cookieName, which)
 }

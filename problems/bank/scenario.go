@@ -411,8 +411,10 @@ func (s *Scenario) Initialize(ctx context.Context, r *engine.Run) error {
 	if err != nil {
 		return err
 	}
-	if err := checkSessionStart(res, s.m.handedOut); err != nil {
-		return err
+	if got := sessionCookie(res); got != "" {
+		if err := checkSessionStart(res, got, cookie, s.m.handedOut); err != nil {
+			return err
+		}
 	}
 	return checkNoSession(res, "the cookie of a session from before POST /initialize")
 }

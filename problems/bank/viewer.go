@@ -27,6 +27,7 @@ type viewer struct {
 	addrs  map[string]bool
 	cookie string // the bank_session its last POST /login set; "": none
 	user   int64  // the user that attempt logged in to; 0: none
+	held   string // the bank_session the last answer that set one set
 }
 
 func newViewer(a *engine.Agent, m *model) *viewer {
@@ -103,8 +104,14 @@ func (v *viewer) sessionCookie() string {
 // the manifest already. It also fails an answer that starts a session with
 // a cookie the app handed out before in the run (checkSessionStart).
 func (v *viewer) inspect(res *engine.Response) error {
-	if err := checkSessionStart(res, v.handedOut); err != nil {
-		return err
+	if got := sessionCookie(res); got != "" {
+		v.mu.Lock()
+		held := v.held
+		v.held = got
+		v.mu.Unlock()
+		if err := checkSessionStart(res, got, held, v.handedOut); err != nil {
+			return err
+		}
 	}
 	body := res.Body
 	switch {

@@ -29,6 +29,10 @@ type user struct {
 	// sending holds the parameters of the refused change u is sending: its
 	// answer may show them back, as a form shows what was typed.
 	sending data.Params
+	// oldQueries holds the surname and givenname queries u had earlier in the
+	// run: the names they found were u's own, and an answer that still shows
+	// them is wrong, not a leak.
+	oldQueries []string
 }
 
 // model holds the users sessions may borrow.

@@ -63,8 +63,8 @@ func (rn *relayedNames) relayed(f *services.Facts, it item, p data.Params) {
 }
 
 // foreignNames returns leakNames distinct names relayed in the run that body
-// (in lower case) carries as words and that none of v's queries (nil: no
-// one's) finds, or nil when it carries fewer. A word one of v's queries
+// (in lower case) carries as words and that none of v's queries, now or
+// earlier in the run (nil: no one's), finds, or nil when it carries fewer. A word one of v's queries
 // finds is let go before it is looked up: most names an answer carries are
 // its viewer's own.
 func (rn *relayedNames) foreignNames(body []byte, v *user) []string {
@@ -95,7 +95,8 @@ func (rn *relayedNames) foreignNames(body []byte, v *user) []string {
 	return nil
 }
 
-// queries returns v's surname and givenname queries (nil: none).
+// queries returns v's surname and givenname queries, and those it had
+// earlier in the run (nil: none).
 func queries(v *user) [][]byte {
 	if v == nil {
 		return nil
@@ -105,6 +106,9 @@ func queries(v *user) [][]byte {
 		if p, ok := v.subs[s]; ok && p.Q != "" {
 			qs = append(qs, []byte(p.Q))
 		}
+	}
+	for _, q := range v.oldQueries {
+		qs = append(qs, []byte(q))
 	}
 	return qs
 }

@@ -185,6 +185,9 @@ func (s *Scenario) modify(ctx context.Context, a *engine.Agent, u *user, service
 		u.unsure = true
 		return err
 	}
+	if old, ok := u.subs[service]; ok && old.Q != "" && (p == nil || p.Q != old.Q) {
+		u.oldQueries = append(u.oldQueries, old.Q)
+	}
 	if p == nil {
 		delete(u.subs, service)
 	} else {
