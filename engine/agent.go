@@ -151,7 +151,7 @@ type Agent struct {
 // run use Run.NewAgent, which shares the run's pool and statistics.
 func NewAgent(base *url.URL, cfg AgentConfig, manifest Manifest) *Agent {
 	cfg = cfg.withDefaults()
-	return newAgent(base, cfg, newTransport(cfg), nopRecorder{}, manifest, WallClock)
+	return newAgent(base, cfg, newTransport(cfg), nopRecorder{}, manifest, SteadyClock())
 }
 
 func newAgent(base *url.URL, cfg AgentConfig, tr *wire.Transport, rec recorder, manifest Manifest, clock Clock) *Agent {

@@ -16,13 +16,22 @@ type Clock interface {
 	After(d time.Duration) <-chan time.Time
 }
 
-// WallClock is the real time.
-var WallClock Clock = wallClock{}
+// SteadyClock returns the real time as the machine's monotonic clock counts
+// it from now: the wall clock's time at the call, plus the time that has
+// passed since. A step of the wall clock later on (a time sync setting it,
+// a virtual machine resumed from a snapshot) moves none of the times it
+// gives, so an age the run measures, such as a hosted service's answer
+// relayed by the app, is the time that really passed. A run keeps one from
+// its start: the wall clock's own slow corrections it follows, since they
+// reach the monotonic clock too.
+func SteadyClock() Clock { return steadyClock{start: time.Now()} }
 
-type wallClock struct{}
+type steadyClock struct{ start time.Time }
 
-func (wallClock) Now() time.Time                         { return time.Now() }
-func (wallClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+// Now keeps the monotonic reading, so times compared with time.Now()'s
+// compare by it, as any two of its own do.
+func (c steadyClock) Now() time.Time                       { return c.start.Add(time.Since(c.start)) }
+func (steadyClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // sleep waits d on c or until ctx ends; it reports whether the whole wait
 // passed.

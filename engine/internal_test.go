@@ -620,3 +620,17 @@ func TestPlainMediaType(t *testing.T) {
 }
 
 func mimeParse(v string) (string, map[string]string, error) { return mime.ParseMediaType(v) }
+
+// TestSteadyClockCountsMonotonicTime: the steady clock's wall reading moves
+// exactly as far as its monotonic one, so a step of the machine's wall clock
+// during a run cannot age (or rejuvenate) what the run timed.
+func TestSteadyClockCountsMonotonicTime(t *testing.T) {
+	c := SteadyClock().(steadyClock)
+	time.Sleep(5 * time.Millisecond)
+	now := c.Now()
+	mono := now.Sub(c.start)
+	wall := now.Round(0).Sub(c.start.Round(0)) // Round(0) drops the monotonic reading
+	if mono < 5*time.Millisecond || wall != mono {
+		t.Errorf("after 5 ms: %v by the monotonic clock, %v by the wall clock; want the same, at least 5 ms", mono, wall)
+	}
+}

@@ -97,7 +97,7 @@ func SeedFromTime(t time.Time) uint64 { return uint64(t.UnixNano()) % 1_000_000_
 // WithStaffLog sets where error details and controller decisions are written.
 func WithStaffLog(w io.Writer) Option { return func(b *Bench) { b.staff = w } }
 
-// WithClock replaces the wall clock the run reads and waits on.
+// WithClock replaces the clock the run reads and waits on (SteadyClock).
 func WithClock(c Clock) Option { return func(b *Bench) { b.clock = c } }
 
 // WithProgress calls f with the run's Progress every interval of the run's
@@ -152,7 +152,7 @@ func New(s Scenario, target *url.URL, opts ...Option) *Bench {
 		scenario: s, target: target,
 		initTimeout: DefaultInitializeTimeout, preTimeout: DefaultPreCheckTimeout,
 		loadDuration: DefaultLoadDuration, finalTimeout: DefaultFinalCheckTimeout,
-		grace: DefaultGrace, staff: io.Discard, clock: WallClock,
+		grace: DefaultGrace, staff: io.Discard, clock: SteadyClock(),
 	}
 	for _, o := range opts {
 		o(b)
