@@ -43,7 +43,15 @@ type BenchmarkerStats struct {
 	// services it hosts for the app, say), and PartsNote why it is missing.
 	Parts     []PartCPU `json:"parts,omitempty"`
 	PartsNote string    `json:"parts_note,omitempty"`
+	// ClockStepS is how far the machine's wall clock moved, during the load
+	// phase, beyond the time that passed (a time sync setting it, a virtual
+	// machine resumed from a pause); 0 when under clockStepFloor.
+	ClockStepS float64 `json:"clock_step_s,omitempty"`
 }
+
+// clockStepFloor is the smallest wall-clock step the result reports: a time
+// sync that slews the clock moves it by milliseconds a minute.
+const clockStepFloor = time.Second
 
 // monitor watches the benchmarker's own CPU use, GC and scheduling lag.
 type monitor struct {
@@ -107,6 +115,8 @@ func (m *monitor) finish() BenchmarkerStats {
 	<-m.done
 	parts, note := m.parts.finish()
 	wall := time.Since(m.startWall)
+	// Round(0) drops the monotonic reading: the wall clock's own count.
+	step := time.Now().Round(0).Sub(m.startWall.Round(0)) - wall
 	cpu := proc.CPU() - m.startCPU
 	var gc runtime.MemStats
 	runtime.ReadMemStats(&gc)
@@ -119,6 +129,9 @@ func (m *monitor) finish() BenchmarkerStats {
 		MaxGoroutine: m.maxG,
 		Parts:        parts,
 		PartsNote:    note,
+	}
+	if step.Abs() >= clockStepFloor {
+		s.ClockStepS = step.Seconds()
 	}
 	if wall > 0 {
 		s.CPUShare = cpu.Seconds() / (wall.Seconds() * float64(cores))

@@ -295,6 +295,9 @@ func (r *Result) writeBenchmarker(b *strings.Builder) {
 	if bm.PartsNote != "" {
 		fmt.Fprintf(b, "\nNote: %s", bm.PartsNote)
 	}
+	if bm.ClockStepS != 0 {
+		fmt.Fprintf(b, "\nNote: the machine's wall clock jumped %+.1f s during the load (a time sync, or the machine paused and resumed); the run counted the time that passed, but an app that times with the wall clock saw the jump", bm.ClockStepS)
+	}
 	switch {
 	case bm.Saturated:
 		fmt.Fprintf(b, "\nWARNING: the benchmarker was saturated (%s); this score measures the benchmarker, not the app", bm.Reason)

@@ -145,7 +145,7 @@ func TestResultGolden(t *testing.T) {
 			{AtSeconds: 9, From: 5, To: 5, Kind: engine.Hold, Cause: "holding: at the maximum", Reason: "max", Times: 3, LastAtSeconds: 11}},
 		LimitedBy: map[string]int{"slow": 1, "max": 3},
 		Benchmarker: engine.BenchmarkerStats{CPUSeconds: 3.5, CPUShare: 0.03, Cores: 2, SchedLagP99: 1.2,
-			GCCycles: 4, Saturated: true, Reason: "the benchmarker used 90% of its 2 core(s) (limit 85%)"},
+			GCCycles: 4, Saturated: true, Reason: "the benchmarker used 90% of its 2 core(s) (limit 85%)", ClockStepS: 24.5},
 		TargetClock: engine.TargetClock{Known: true, OffsetMs: 1503.5, UncertaintyMs: 4.5, Responses: 27},
 		Seed:        42, EngineVersion: "0.1.0", ScenarioVersion: "1", StartedAt: time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC),
 		DurationSeconds: 61.5,
