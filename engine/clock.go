@@ -33,6 +33,18 @@ type steadyClock struct{ start time.Time }
 func (c steadyClock) Now() time.Time                       { return c.start.Add(time.Since(c.start)) }
 func (steadyClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
+// WallStep is how far the machine's wall clock has moved since the clock was
+// made beyond the time that passed: what an app on this machine, which reads
+// the wall clock, sees added to the run's times.
+func (c steadyClock) WallStep() time.Duration {
+	now := time.Now()
+	return now.Round(0).Sub(c.start.Round(0)) - now.Sub(c.start) // Round(0): the wall reading alone
+}
+
+// wallStepper is a Clock that knows how far the machine's wall clock has
+// stepped away from it (steadyClock; a test's clock).
+type wallStepper interface{ WallStep() time.Duration }
+
 // sleep waits d on c or until ctx ends; it reports whether the whole wait
 // passed.
 func sleep(ctx context.Context, c Clock, d time.Duration) bool {

@@ -634,3 +634,43 @@ func TestSteadyClockCountsMonotonicTime(t *testing.T) {
 		t.Errorf("after 5 ms: %v by the monotonic clock, %v by the wall clock; want the same, at least 5 ms", mono, wall)
 	}
 }
+
+// steppedClock is a steady clock whose machine's wall clock has stepped by
+// step since it was made.
+type steppedClock struct {
+	steadyClock
+	step time.Duration
+}
+
+func (c steppedClock) WallStep() time.Duration { return c.step }
+
+// TestTargetClockFollowsAStepOnThisMachine: after the wall clock stepped
+// 25 s away from the run's clock, an app on this machine (a loopback
+// target) reads times 25 s ahead of what the Date headers taught, whether
+// they taught an offset or none; an app on another machine does not.
+func TestTargetClockFollowsAStepOnThisMachine(t *testing.T) {
+	t.Parallel()
+	const step = 25 * time.Second
+	start := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	for _, target := range []string{"http://127.0.0.1:8080/", "http://localhost/", "http://[::1]:80/", "http://192.0.2.7:8080/"} {
+		for _, dated := range []bool{true, false} {
+			u, _ := url.Parse(target)
+			r := &Run{Target: u, b: &Bench{clock: steppedClock{steadyClock{start: time.Now()}, step}}}
+			var want time.Duration // the offset the Dates teach: 1.5 s, or none
+			if dated {
+				want = 1500 * time.Millisecond
+				for i := range 20 {
+					sent := start.Add(time.Duration(i) * 137 * time.Millisecond)
+					r.skew.observe(sent.Add(want).Truncate(time.Second).Format(http.TimeFormat), sent, sent)
+				}
+			}
+			if u.Hostname() != "192.0.2.7" {
+				want += step
+			}
+			lo, hi := r.TargetClockBounds()
+			if lo > want || hi < want || hi-lo > 300*time.Millisecond {
+				t.Errorf("%s, dated %v: bounds %s to %s, want about %s", target, dated, lo, hi, want)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -258,8 +259,26 @@ func (r *Run) NewAgent() *Agent {
 // agents made before the load (the pre-check's; the load's agents do not
 // look, to keep requests cheap), both 0 when unknown: a check of a time
 // the app stamped during a request compares it with the request's sending
-// plus lo and its answer plus hi.
-func (r *Run) TargetClockBounds() (lo, hi time.Duration) { return r.skew.clock().bounds() }
+// plus lo and its answer plus hi. A target on this machine (a loopback
+// address) reads the wall clock the run's clock stepped away from, if it
+// did (SteadyClock): the step since the run began is added to both.
+func (r *Run) TargetClockBounds() (lo, hi time.Duration) {
+	lo, hi = r.skew.clock().bounds()
+	if c, ok := r.b.clock.(wallStepper); ok && isLoopback(r.Target) {
+		step := c.WallStep()
+		lo, hi = lo+step, hi+step
+	}
+	return lo, hi
+}
+
+// isLoopback reports whether u's host is a loopback address or localhost.
+func isLoopback(u *url.URL) bool {
+	h := u.Hostname()
+	if ip := net.ParseIP(h); ip != nil {
+		return ip.IsLoopback()
+	}
+	return h == "localhost"
+}
 
 // Rand returns a random source for a stream of the run's seed; the same seed
 // and stream always give the same sequence.
