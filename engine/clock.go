@@ -36,9 +36,13 @@ func (steadyClock) After(d time.Duration) <-chan time.Time { return time.After(d
 // WallStep is how far the machine's wall clock has moved since the clock was
 // made beyond the time that passed: what an app on this machine, which reads
 // the wall clock, sees added to the run's times.
-func (c steadyClock) WallStep() time.Duration {
+func (c steadyClock) WallStep() time.Duration { return wallStepSince(c.start) }
+
+// wallStepSince is how far the wall clock has moved since start (a
+// time.Now() reading) beyond the time the monotonic clock counted.
+func wallStepSince(start time.Time) time.Duration {
 	now := time.Now()
-	return now.Round(0).Sub(c.start.Round(0)) - now.Sub(c.start) // Round(0): the wall reading alone
+	return now.Round(0).Sub(start.Round(0)) - now.Sub(start) // Round(0): the wall reading alone
 }
 
 // wallStepper is a Clock that knows how far the machine's wall clock has

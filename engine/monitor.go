@@ -115,8 +115,7 @@ func (m *monitor) finish() BenchmarkerStats {
 	<-m.done
 	parts, note := m.parts.finish()
 	wall := time.Since(m.startWall)
-	// Round(0) drops the monotonic reading: the wall clock's own count.
-	step := time.Now().Round(0).Sub(m.startWall.Round(0)) - wall
+	step := wallStepSince(m.startWall)
 	cpu := proc.CPU() - m.startCPU
 	var gc runtime.MemStats
 	runtime.ReadMemStats(&gc)
