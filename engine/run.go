@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ const (
 	MinLoadDuration          = time.Second
 	MaxLoadDuration          = time.Hour
 	DefaultFinalCheckTimeout = 30 * time.Second
+	// DefaultRestartTimeout bounds WithRestart's restart of the target
+	// between the load and the final check: its stop and its new start.
+	DefaultRestartTimeout = 60 * time.Second
 	// DefaultGrace is how long past its deadline the watchdog waits for a
 	// phase to return before it ends the phase itself.
 	DefaultGrace = 3 * time.Second
@@ -47,6 +51,8 @@ const (
 	PhaseInitialize = "initialize"
 	PhasePreCheck   = "pre-check"
 	PhaseLoad       = "load"
+	// PhaseRestart runs only with WithRestart.
+	PhaseRestart    = "restart"
 	PhaseFinalCheck = "final-check"
 )
 
@@ -64,6 +70,18 @@ func WithLoadDuration(d time.Duration) Option { return func(b *Bench) { b.loadDu
 
 // WithFinalCheckTimeout sets the final check's deadline.
 func WithFinalCheckTimeout(d time.Duration) Option { return func(b *Bench) { b.finalTimeout = d } }
+
+// WithRestart has the run call restart after a load that raised no critical
+// error, before the final check: restart stops the target and starts it
+// again at the same address, so that the final check reads what the target
+// kept outside its process, as a machine restarted after a contest shows.
+// Its error fails the run; it should be a critical one (Criticalf) when the
+// target did not come back. limit bounds it (0: DefaultRestartTimeout).
+func WithRestart(restart func(context.Context) error, limit time.Duration) Option {
+	return func(b *Bench) {
+		b.restart, b.restartTimeout = restart, cmp.Or(limit, DefaultRestartTimeout)
+	}
+}
 
 // WithGrace sets how long the watchdog waits past a phase's deadline.
 func WithGrace(d time.Duration) Option { return func(b *Bench) { b.grace = d } }
@@ -124,22 +142,24 @@ func WithDialControl(f func(network, address string, c syscall.RawConn) error) O
 
 // Bench runs a scenario against one target.
 type Bench struct {
-	scenario     Scenario
-	target       *url.URL
-	initTimeout  time.Duration
-	preTimeout   time.Duration
-	loadDuration time.Duration
-	finalTimeout time.Duration
-	grace        time.Duration
-	workload     int
-	maxWorkload  int
-	loadTurn     func(context.Context) func()
-	seed         uint64
-	seedSet      bool
-	staff        io.Writer
-	clock        Clock
-	dial         Dialer
-	control      func(network, address string, c syscall.RawConn) error
+	scenario       Scenario
+	target         *url.URL
+	initTimeout    time.Duration
+	preTimeout     time.Duration
+	loadDuration   time.Duration
+	finalTimeout   time.Duration
+	restart        func(context.Context) error
+	restartTimeout time.Duration
+	grace          time.Duration
+	workload       int
+	maxWorkload    int
+	loadTurn       func(context.Context) func()
+	seed           uint64
+	seedSet        bool
+	staff          io.Writer
+	clock          Clock
+	dial           Dialer
+	control        func(network, address string, c syscall.RawConn) error
 
 	progressEvery time.Duration
 	progress      func(Progress)
@@ -419,7 +439,13 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		if mon != nil {
 			res.Benchmarker = mon.finish()
 		}
-		if ctx.Err() == nil && r.col.snapshot().Critical == 0 {
+		back := true // the target, after its restart if any
+		if b.restart != nil && ctx.Err() == nil && r.col.snapshot().Critical == 0 {
+			back = r.phase1(ctx, res, PhaseRestart, b.restartTimeout, b.restart)
+			// The connections kept alive led to the process that stopped.
+			r.shared.CloseIdleConnections()
+		}
+		if back && ctx.Err() == nil && r.col.snapshot().Critical == 0 {
 			r.phase1(ctx, res, PhaseFinalCheck, b.finalTimeout, func(ctx context.Context) error { return b.scenario.FinalCheck(ctx, r) })
 		}
 	}
@@ -749,9 +775,15 @@ func (r *Run) finish(res *Result) {
 	res.AssetRequests, res.CachedAnswers = r.st.assets.Load(), r.led.cached.Load()
 	res.TargetClock = r.skew.clock()
 	res.ErrorsByCode = r.col.byCodeCounts()
+	restarted := false
 	for _, p := range res.Phases {
+		name := p.Name
+		if name == PhaseFinalCheck && restarted {
+			name += " (after the app was stopped and started again)"
+		}
+		restarted = restarted || p.Name == PhaseRestart && p.Passed
 		if !p.Passed {
-			res.FailReasons = append(res.FailReasons, p.Name+" failed: "+p.Error)
+			res.FailReasons = append(res.FailReasons, name+" failed: "+p.Error)
 		}
 	}
 	if counts.Critical > 0 {

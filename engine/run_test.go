@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -483,5 +484,62 @@ func TestRulesSeeErrorsByRequest(t *testing.T) {
 	by := seen.Load()
 	if by == nil || len(*by) != 2 || (*by)["POST /write"] != 2 || (*by)["GET /read"] != 1 {
 		t.Errorf("the rules saw errors by request %v, want POST /write 2 and GET /read 1", by)
+	}
+}
+
+// TestRestartComesBetweenTheLoadAndTheFinalCheck: WithRestart's function runs
+// after the load, in a phase of its own, and before the final check; when
+// the target does not come back, the run fails and the final check, which
+// would only meet a dead target, does not run.
+func TestRestartComesBetweenTheLoadAndTheFinalCheck(t *testing.T) {
+	t.Parallel()
+	for name, restartErr := range map[string]error{
+		"back":     nil,
+		"not back": engine.Criticalf("restart", "the app did not start again"),
+	} {
+		var order []string
+		var mu sync.Mutex
+		note := func(what string) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(order) == 0 || order[len(order)-1] != what {
+				order = append(order, what)
+			}
+		}
+		p := initializer{&probe{
+			user: func(ctx context.Context, r *engine.Run, u *engine.User) error {
+				note("user")
+				return nil
+			},
+			final: func(context.Context, *engine.Run) error { note("final"); return nil },
+		}}
+		restart := func(context.Context) error { note("restart"); return restartErr }
+		opts := append(fastRun(200*time.Millisecond), engine.WithRestart(restart, time.Second))
+		res := engine.New(p, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background())
+		var phases []string
+		for _, ph := range res.Phases {
+			phases = append(phases, ph.Name)
+		}
+		want, wantOrder := "initialize pre-check load restart final-check", "user restart final"
+		if restartErr != nil {
+			want, wantOrder = "initialize pre-check load restart", "user restart"
+		}
+		if got := strings.Join(phases, " "); got != want {
+			t.Errorf("%s: phases %q, want %q", name, got, want)
+		}
+		if got := strings.Join(order, " "); got != wantOrder {
+			t.Errorf("%s: calls %q, want %q", name, got, wantOrder)
+		}
+		if res.Passed != (restartErr == nil) {
+			t.Errorf("%s: passed=%v, reasons %q", name, res.Passed, res.FailReasons)
+		}
+	}
+	p := initializer{&probe{final: func(context.Context, *engine.Run) error {
+		return engine.Criticalf("lost", "memo 7 is gone")
+	}}}
+	opts := append(fastRun(200*time.Millisecond), engine.WithRestart(func(context.Context) error { return nil }, 0))
+	res := engine.New(p, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background())
+	if want := "final-check (after the app was stopped and started again) failed: memo 7 is gone"; !slices.Contains(res.FailReasons, want) {
+		t.Errorf("a final check failed after a restart: reasons %q, want %q among them", res.FailReasons, want)
 	}
 }

@@ -238,7 +238,7 @@ func (p Problem) Serve(ctx context.Context, cfg ServeConfig) (*App, error) {
 	return launch.NewApp(app.URL, func(ctx context.Context) error {
 		defer release()
 		return app.Stop(ctx)
-	}), nil
+	}).WithRestart(app.Restart), nil
 }
 
 // lockWorkingData locks the working data an app keeps in webapp/data on its
@@ -317,7 +317,9 @@ func (p Problem) build(ctx context.Context, cfg ServeConfig, problem string) (*e
 	return cmd, nil
 }
 
-// serve builds and starts the app of Serve, with the services it calls.
+// serve builds and starts the app of Serve, with the services it calls. The
+// app is Restartable: a restart starts the same command again at its
+// address, and leaves the services running.
 func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp string, dataEnv []string) (*App, error) {
 	cmd, err := p.build(ctx, cfg, problem)
 	if err != nil {
@@ -329,31 +331,40 @@ func (p Problem) serve(ctx context.Context, cfg ServeConfig, problem, webapp str
 			return nil, err
 		}
 	}
-	cmd.Dir = appDir
 	e := strings.ToUpper(p.Name)
-	env := append([]string{e + "_ADDR=" + cfg.Addr, e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB}, dataEnv...)
+	env := append([]string{e + "_ROOT=" + webapp, e + "_DB=" + cfg.DB}, dataEnv...)
 	env = append(env, cfg.Env...)
-	if p.Services == nil {
-		cmd.Env = launch.Env(env...)
-		fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)
-		return launch.Start(ctx, cmd, name, cfg.Log)
+	stopServices := func() error { return nil }
+	var services []string // where the app finds them until a POST /initialize says otherwise
+	if p.Services != nil {
+		more, stop, err := p.Services(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("starting the services the app calls: %w", err)
+		}
+		fmt.Fprintf(cfg.Log, "%s: the services the app calls: %s\n", p.Name, strings.Join(more, " "))
+		services, stopServices = more, stop
 	}
-	more, stopServices, err := p.Services(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("starting the services the app calls: %w", err)
+	start := func(ctx context.Context, addr string, more ...string) (*App, error) {
+		c := exec.Command(cmd.Path, cmd.Args[1:]...)
+		c.Dir, c.Env = appDir, launch.Env(append(append([]string{e + "_ADDR=" + addr}, env...), more...)...)
+		return launch.Start(ctx, c, name, cfg.Log)
 	}
-	fmt.Fprintf(cfg.Log, "%s: the services the app calls: %s\n", p.Name, strings.Join(more, " "))
-	cmd.Env = launch.Env(append(env, more...)...)
 	fmt.Fprintf(cfg.Log, "%s: starting the app (a first start loads the initial data) ...\n", p.Name)
-	app, err := launch.Start(ctx, cmd, name, cfg.Log)
+	app, err := start(ctx, cfg.Addr, services...)
 	if err != nil {
 		_ = stopServices()
 		return nil, err
 	}
+	// A restart leaves the services out of the app's environment: the app
+	// keeps calling those the last POST /initialize named, as on a team's
+	// server, where nothing else names them.
+	app = launch.Restartable(app, cfg.Log, func(ctx context.Context, addr string) (*App, error) {
+		fmt.Fprintf(cfg.Log, "%s: starting the app again ...\n", p.Name)
+		return start(ctx, addr)
+	})
 	return launch.NewApp(app.URL, func(ctx context.Context) error {
-		err := app.Stop(ctx)
-		return errors.Join(err, stopServices())
-	}), nil
+		return errors.Join(app.Stop(ctx), stopServices())
+	}).WithRestart(app.Restart), nil
 }
 
 // ensureData writes the initial data of the app in webapp (its dump, its

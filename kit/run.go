@@ -2,19 +2,23 @@ package kit
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit/launch"
 )
 
 // StopTimeout bounds how long Serving waits for an app to stop.
-const StopTimeout = 10 * time.Second
+const StopTimeout = launch.StopGrace
 
 // NewBench prepares a benchmark of target with a fresh scenario of p.
 func NewBench(p Problem, target *url.URL, opts ...engine.Option) (*engine.Bench, error) {
@@ -35,10 +39,11 @@ func Bench(ctx context.Context, p Problem, target *url.URL, opts ...engine.Optio
 	return b.Run(ctx), nil
 }
 
-// Serving starts a reference app of p, calls f with its base URL, and stops
-// the app, whatever f returns. An error stopping the app is returned when f
+// Serving starts a reference app of p, calls f with its base URL and the
+// app (whose Restart f may call, as RestartBetween does), and stops the app,
+// whatever f returns. An error stopping the app is returned when f
 // succeeded.
-func Serving(ctx context.Context, p Problem, cfg ServeConfig, f func(target *url.URL) error) (err error) {
+func Serving(ctx context.Context, p Problem, cfg ServeConfig, f func(target *url.URL, app *App) error) (err error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
@@ -60,15 +65,79 @@ func Serving(ctx context.Context, p Problem, cfg ServeConfig, f func(target *url
 	if err != nil {
 		return fmt.Errorf("the app reported an unusable URL %q: %w", app.URL, err)
 	}
-	return f(target)
+	return f(target, app)
+}
+
+// RestartBetween is the run option that restarts app between the load and
+// the final check (engine.WithRestart), or none for an app that cannot be
+// restarted (one served inside this process). An app that does not start
+// again fails the run with a critical error; a failure of the launcher's
+// own is the benchmarker's.
+func RestartBetween(app *App) engine.Option {
+	if !app.CanRestart() {
+		return func(*engine.Bench) {}
+	}
+	return engine.WithRestart(func(ctx context.Context) error {
+		err := app.Restart(ctx)
+		if notBack := (*launch.NotBack)(nil); errors.As(err, &notBack) {
+			return engine.Criticalf("restart", "after the load the app was stopped and started again, "+
+				"as a machine restarted after a contest is: %v", notBack)
+		}
+		if err != nil {
+			return engine.Internalf("restart", "restarting the app: %v", err)
+		}
+		return nil
+	}, 0)
+}
+
+// RestartByCommand is the run option that restarts the app at target
+// between the load and the final check by running command with sh -c (say,
+// "ssh team3 sudo systemctl restart app"), which must return once the app
+// has been stopped and started again, and then waits until target answers
+// HTTP again. A command that fails is the operator's failure, reported as
+// the benchmarker's; an app that does not answer again within the restart's
+// limit fails the run. The command's output goes to out.
+func RestartByCommand(command string, target *url.URL, out io.Writer) engine.Option {
+	return engine.WithRestart(func(ctx context.Context) error {
+		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Run(); err != nil {
+			return engine.Internalf("restart", "the restart command %q: %v", command, err)
+		}
+		return answering(ctx, target)
+	}, 0)
+}
+
+// answering waits until target answers a GET with any HTTP status.
+func answering(ctx context.Context, target *url.URL) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // as the run's agents
+	defer client.CloseIdleConnections()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target.String(), nil)
+		if err != nil {
+			return engine.Internalf("restart", "asking %s: %v", target, err)
+		}
+		res, err := client.Do(req)
+		if err == nil {
+			res.Body.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return engine.Criticalf("restart", "after the restart command the app did not answer at %s: %v", target, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // Try starts a reference app of p (cfg says which language, database and
-// repository root), benchmarks it once and stops it: `tunecon try`,
-// `make headroom` and `make scores` in one call.
+// repository root), benchmarks it once and stops it: `make headroom` and
+// `make scores` in one call. It does not restart the app between the load
+// and the final check, as `tunecon try` does: it measures.
 func Try(ctx context.Context, p Problem, cfg ServeConfig, opts ...engine.Option) (*engine.Result, error) {
 	var res *engine.Result
-	err := Serving(ctx, p, cfg, func(target *url.URL) error {
+	err := Serving(ctx, p, cfg, func(target *url.URL, _ *App) error {
 		var err error
 		res, err = Bench(ctx, p, target, opts...)
 		return err

@@ -22,13 +22,17 @@ func cmdBench(ctx context.Context, args []string, env Env) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return runBench(ctx, p, tf.url, bf, env)
+	var more []engine.Option
+	if tf.restart != "" {
+		more = append(more, kit.RestartByCommand(tf.restart, tf.url, env.Stderr))
+	}
+	return runBench(ctx, p, tf.url, bf, env, more...)
 }
 
 // runBench benchmarks target bf.repeat times with one seed, reports each
 // result and, for repeats, the scores' statistics; it returns the exit
-// status of the worst outcome.
-func runBench(ctx context.Context, p kit.Problem, target *url.URL, bf benchFlags, env Env) (int, error) {
+// status of the worst outcome. more are options of every run.
+func runBench(ctx context.Context, p kit.Problem, target *url.URL, bf benchFlags, env Env, more ...engine.Option) (int, error) {
 	staff := io.Discard
 	switch bf.staffLog {
 	case "":
@@ -55,6 +59,7 @@ func runBench(ctx context.Context, p kit.Problem, target *url.URL, bf benchFlags
 		}
 		prog := newProgress(env, bf.progress, bf.duration, i+1)
 		opts := append(bf.options(seed, i), engine.WithStaffLog(prog.wrap(staff)), prog.option())
+		opts = append(opts, more...)
 		res, err := kit.Bench(ctx, p, target, opts...)
 		if err != nil {
 			return 0, err

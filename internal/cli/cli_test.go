@@ -228,3 +228,41 @@ func TestRepeatSeedStep(t *testing.T) {
 		t.Errorf("repeat JSON: %v %+v", err, rep)
 	}
 }
+
+// TestBenchRestartCommand: --restart-command runs between the load and the
+// final check, in a phase of its own; a command that fails is the
+// benchmarker's error (exit 3), not the app's.
+func TestBenchRestartCommand(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer((&example.App{}).Handler())
+	defer srv.Close()
+	dir := t.TempDir()
+	marker, path := filepath.Join(dir, "restarted"), filepath.Join(dir, "result.json")
+	code, out, stderr := run(t, "bench", "example", "--target", srv.URL, "--duration", "1s", "--json", path,
+		"--restart-command", "touch "+marker)
+	if code != cli.ExitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the restart command did not run: %v", err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res engine.Result
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	var phases []string
+	for _, p := range res.Phases {
+		phases = append(phases, p.Name)
+	}
+	if got := strings.Join(phases, " "); got != "initialize pre-check load restart final-check" {
+		t.Errorf("phases %q", got)
+	}
+	code, out, _ = run(t, "bench", "example", "--target", srv.URL, "--duration", "1s", "--restart-command", "exit 3")
+	if code != cli.ExitInternal || !strings.Contains(out, "restart") {
+		t.Errorf("a restart command that fails: exit %d, want %d\n%s", code, cli.ExitInternal, out)
+	}
+}

@@ -163,14 +163,17 @@ func (b *benchFlags) options(base uint64, i int) []engine.Option {
 	return opts
 }
 
-// targetFlag is bench's --target.
+// targetFlag is bench's --target, and its --restart-command.
 type targetFlag struct {
-	raw string
-	url *url.URL
+	raw     string
+	url     *url.URL
+	restart string
 }
 
 func (t *targetFlag) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.raw, "target", "", "base URL of the app to benchmark (required)")
+	fs.StringVar(&t.restart, "restart-command", "", "a shell command that restarts the app (stops it and starts it again), "+
+		"run between the load and the final check; the run then waits until the app answers again")
 }
 
 func (t *targetFlag) check() error {
@@ -196,6 +199,8 @@ type appFlags struct {
 	withAddr bool
 	pin      string // try's --pin
 	withPin  bool
+	// try's --restart
+	restart, withRestart bool
 }
 
 // Values of try's --pin.
@@ -219,6 +224,10 @@ func (a *appFlags) register(fs *flag.FlagSet) {
 	}
 	if a.withPin {
 		fs.StringVar(&a.pin, "pin", pinAuto, fmt.Sprintf("run the app and the benchmarker on separate halves of the CPUs, as a contest runs them on separate machines: on, off, or auto (on with %d CPUs or more)", autoPinCPUs))
+	}
+	if a.withRestart {
+		fs.BoolVar(&a.restart, "restart", true, "stop the app after the load and start it again before the final check, "+
+			"as a machine restarted after a contest: what it kept only in memory is gone")
 	}
 }
 

@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"net/url"
 
+	"github.com/tunecon/tunecon/engine"
+
 	"github.com/tunecon/tunecon/kit"
 )
 
 // cmdTry starts a reference app, benchmarks it and stops it.
 func cmdTry(ctx context.Context, args []string, env Env) (int, error) {
 	var bf benchFlags
-	af := appFlags{withPin: true}
+	af := appFlags{withPin: true, withRestart: true}
 	p, err := parseCommand("try", args, env, &bf, &af)
 	if err != nil {
 		return 0, err
@@ -27,9 +29,13 @@ func cmdTry(ctx context.Context, args []string, env Env) (int, error) {
 	fmt.Fprintln(env.Stderr, split)
 	cfg.CPUs = split.Apps
 	var code int
-	err = kit.Serving(ctx, p, cfg, func(target *url.URL) error {
+	err = kit.Serving(ctx, p, cfg, func(target *url.URL, app *kit.App) error {
+		var more []engine.Option
+		if af.restart {
+			more = append(more, kit.RestartBetween(app))
+		}
 		var err error
-		code, err = runBench(ctx, p, target, bf, env)
+		code, err = runBench(ctx, p, target, bf, env, more...)
 		return err
 	})
 	return code, err

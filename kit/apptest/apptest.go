@@ -69,7 +69,7 @@ type Apps struct {
 	turns chan struct{}
 
 	mu       sync.Mutex
-	urls     map[string]*url.URL
+	started  map[string]startedApp
 	stops    []func() // apps, stopped first
 	last     []func() // the servers they use
 	maria    *servers.MariaDB
@@ -79,7 +79,7 @@ type Apps struct {
 // New returns Apps for a problem whose tests run in problems/NAME.
 func New(p kit.Problem) *Apps {
 	root, _ := filepath.Abs("../..")
-	return &Apps{Problem: p, Root: root, urls: map[string]*url.URL{}, turns: make(chan struct{}, loadTurns)}
+	return &Apps{Problem: p, Root: root, started: map[string]startedApp{}, turns: make(chan struct{}, loadTurns)}
 }
 
 // loadTurns is how many runs of a test binary that take LoadTurn load at
@@ -110,20 +110,52 @@ func (a *Apps) Run(m *testing.M) int {
 	return code
 }
 
+// startedApp is an app Start started: its base URL and the app.
+type startedApp struct {
+	url *url.URL
+	app *kit.App
+}
+
 // Start starts the app of lang on store (kit.StoreSQLite, StoreMariaDB or
 // StoreMemory) once, and returns its base URL; src, if not empty, is a source
 // directory to use instead of the app's own (a patched copy).
 func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("starts a reference app: not in -short")
-	}
+	return a.start(t, lang, store, src).url
+}
+
+// start is Start, returning the app too.
+func (a *Apps) start(t *testing.T, lang, store, src string) startedApp {
+	t.Helper()
 	key := lang + "/" + store + "/" + src
 	a.mu.Lock()
-	u, ok := a.urls[key]
+	s, ok := a.started[key]
 	a.mu.Unlock()
 	if ok {
-		return u
+		return s
+	}
+	u, app := a.serve(t, key, lang, store, src)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.started[key] = startedApp{u, app}
+	return a.started[key]
+}
+
+// StartRestartable starts an app of its own as Start does, and returns its
+// base URL and the run option that restarts it between the load and the
+// final check (kit.RestartBetween). No other test shares the app.
+func (a *Apps) StartRestartable(t *testing.T, lang, store, src string) (*url.URL, engine.Option) {
+	t.Helper()
+	u, app := a.serve(t, lang+"/"+store+"/"+src+" (restartable)", lang, store, src)
+	return u, kit.RestartBetween(app)
+}
+
+// serve starts the app of lang on store from src, stopped when the tests
+// end, and returns its base URL and the app.
+func (a *Apps) serve(t *testing.T, key, lang, store, src string) (*url.URL, *kit.App) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a reference app: not in -short")
 	}
 	dir, err := os.MkdirTemp("", "apptest")
 	if err != nil {
@@ -165,9 +197,8 @@ func (a *Apps) Start(t *testing.T, lang, store, src string) *url.URL {
 		}
 		os.RemoveAll(dir)
 	})
-	u, _ = url.Parse(app.URL + "/")
-	a.urls[key] = u
-	return u
+	u, _ := url.Parse(app.URL + "/")
+	return u, app
 }
 
 // MariaDB starts the private MariaDB server on first use and creates an

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tunecon/tunecon/engine"
+	"github.com/tunecon/tunecon/kit"
 )
 
 // ExpectFail checks that a run against an app with a defect FAILed for the
@@ -53,9 +54,12 @@ const conformanceGrowth = 4
 
 // Conformance runs the pre-check and a load of the given length against
 // every reference app of the problem on every store (the descriptor's Langs
-// × Stores): each must pass with 0 fails and score every tag in tags. The
-// runs go ConformanceWidth at a time, at most two of them loading (LoadTurn),
-// and before the package's parallel tests: each has an app of its own.
+// × Stores), and the tuned solution on the first store: each must pass with
+// 0 fails and score every tag in tags. Between its load and its final check
+// each app is stopped and started again (kit.RestartBetween), and the final
+// check reads what it kept. The runs go ConformanceWidth at a time, at most
+// two of them loading (LoadTurn), and before the package's parallel tests:
+// each has an app of its own.
 func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
 	sc, err := a.Problem.Scenario()
 	if err != nil {
@@ -63,20 +67,29 @@ func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
 	}
 	limit := engine.WithMaxWorkload(conformanceGrowth * sc.Meta().Load.StartUsers)
 	width := make(chan struct{}, cmp.Or(a.ConformanceWidth, loadTurns))
-	var wg sync.WaitGroup
+	type app struct{ lang, store string }
+	var all []app
 	for _, store := range a.Problem.Stores {
 		for _, lang := range a.Problem.Langs {
-			width <- struct{}{}
-			// t.Run from goroutines of the test's own: its subtests go side
-			// by side without t.Parallel, which would hold them to go
-			// test's -parallel and start them only after this test.
-			wg.Go(func() {
-				defer func() { <-width }()
-				t.Run(lang+"+"+store, func(t *testing.T) {
-					ExpectClean(t, Bench(t, a.Problem, a.Start(t, lang, store, ""), load, limit, a.LoadTurn()), tags...)
-				})
-			})
+			all = append(all, app{lang, store})
 		}
+	}
+	if a.Problem.Tuned != "" {
+		all = append(all, app{kit.TunedLang, a.Problem.Stores[0]})
+	}
+	var wg sync.WaitGroup
+	for _, x := range all {
+		width <- struct{}{}
+		// t.Run from goroutines of the test's own: its subtests go side by
+		// side without t.Parallel, which would hold them to go test's
+		// -parallel and start them only after this test.
+		wg.Go(func() {
+			defer func() { <-width }()
+			t.Run(x.lang+"+"+x.store, func(t *testing.T) {
+				s := a.start(t, x.lang, x.store, "")
+				ExpectClean(t, Bench(t, a.Problem, s.url, load, limit, a.LoadTurn(), kit.RestartBetween(s.app)), tags...)
+			})
+		})
 	}
 	wg.Wait()
 }

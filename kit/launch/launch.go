@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,8 +51,9 @@ type Config struct {
 
 // App is a running app.
 type App struct {
-	URL  string
-	stop func(context.Context) error
+	URL     string
+	stop    func(context.Context) error
+	restart func(context.Context) error
 }
 
 // NewApp wraps a running app's URL and its stop function.
@@ -59,6 +61,89 @@ func NewApp(url string, stop func(context.Context) error) *App { return &App{URL
 
 // Stop stops the app and waits for it to exit.
 func (a *App) Stop(ctx context.Context) error { return a.stop(ctx) }
+
+// WithRestart returns a copy of a whose Restart calls restart: a wrapper's
+// (one that adds to Stop) passing the wrapped app's Restart on.
+func (a *App) WithRestart(restart func(context.Context) error) *App {
+	b := *a
+	b.restart = restart
+	return &b
+}
+
+// CanRestart reports whether Restart can restart the app.
+func (a *App) CanRestart() bool { return a.restart != nil }
+
+// ErrNoRestart is Restart's error for an app that cannot be restarted (one
+// served inside this process, whose data goes with it).
+var ErrNoRestart = errors.New("this app cannot be restarted")
+
+// Restart stops the app and starts it again at the same address, on the
+// data it kept. A Restartable app only; others return ErrNoRestart.
+func (a *App) Restart(ctx context.Context) error {
+	if a.restart == nil {
+		return ErrNoRestart
+	}
+	return a.restart(ctx)
+}
+
+// NotBack is Restart's error when the app, once stopped, did not start
+// again as it did the first time: the app's fault, not the launcher's.
+type NotBack struct{ Err error }
+
+func (e *NotBack) Error() string { return "the app did not start again: " + e.Err.Error() }
+func (e *NotBack) Unwrap() error { return e.Err }
+
+// StopGrace is how long an app has to exit after SIGTERM before it is
+// killed, as a machine's shutdown gives its services.
+const StopGrace = 10 * time.Second
+
+// Restartable returns first as an app whose Restart stops it (within
+// StopGrace; a stop that fails is logged to log, and the app started again
+// all the same: it has exited either way) and calls start for the address
+// first listens on.
+// Stop stops whichever process runs then.
+func Restartable(first *App, log io.Writer, start func(ctx context.Context, addr string) (*App, error)) *App {
+	var mu sync.Mutex
+	cur := first
+	stop := func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if cur == nil {
+			return nil
+		}
+		err := cur.Stop(ctx)
+		cur = nil
+		return err
+	}
+	restart := func(ctx context.Context) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if cur == nil {
+			return errors.New("the app is not running")
+		}
+		u, err := url.Parse(first.URL)
+		if err != nil {
+			return fmt.Errorf("the app reported an unusable URL %q: %w", first.URL, err)
+		}
+		sctx, cancel := context.WithTimeout(ctx, StopGrace)
+		defer cancel()
+		if err := cur.Stop(sctx); err != nil {
+			fmt.Fprintf(log, "restarting the app: %v\n", err)
+		}
+		cur = nil
+		next, err := start(ctx, u.Host)
+		if err != nil {
+			return &NotBack{err}
+		}
+		if next.URL != first.URL {
+			_ = next.Stop(ctx)
+			return &NotBack{fmt.Errorf("it listens on %s, not on %s as before", next.URL, first.URL)}
+		}
+		cur = next
+		return nil
+	}
+	return &App{URL: first.URL, stop: stop, restart: restart}
+}
 
 // BuildGo builds the Go module in dir into the binary out. Builds of one
 // binary take turns on a lock beside it (two test packages, or two `tunecon

@@ -511,3 +511,21 @@ async function getIndex(`},
 			"expected none"},
 	}
 }
+
+// TestAttemptsKeptOnlyInMemoryFail: a tuned build that keeps the load's
+// login attempts in its memory only, never in the log table, decides every
+// login of the load right; `tunecon try` restarts it before the final
+// check, and the locks and bans it rebuilds from the log then miss them.
+func TestAttemptsKeptOnlyInMemoryFail(t *testing.T) {
+	t.Parallel()
+	src := apptest.Patched(t, "solutions/go", [2]string{`	res, err := app.insert.Exec(st.nowStr, userID, login, ip, succeeded)
+	if err != nil {
+		return "", false, err
+	}
+	logID, idErr := res.LastInsertId()`, `	_, _ = userID, succeeded
+	logID, idErr := int64(1<<40)+memoryLogIDs.Add(1), error(nil)`},
+		[2]string{"// insertSorted inserts s", "var memoryLogIDs atomic.Int64\n\n// insertSorted inserts s"})
+	app, restart := apps.StartRestartable(t, kit.TunedLang, kit.StoreSQLite, src)
+	apptest.ExpectFail(t, apptest.Bench(t, bank.Problem, app, 15*time.Second, restart),
+		`final-check \(after the app was stopped and started again\) failed: GET /report: (banned_ips|locked_users) differs`)
+}
