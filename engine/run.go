@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -79,7 +78,10 @@ func WithFinalCheckTimeout(d time.Duration) Option { return func(b *Bench) { b.f
 // target did not come back. limit bounds it (0: DefaultRestartTimeout).
 func WithRestart(restart func(context.Context) error, limit time.Duration) Option {
 	return func(b *Bench) {
-		b.restart, b.restartTimeout = restart, cmp.Or(limit, DefaultRestartTimeout)
+		b.restart, b.restartTimeout = restart, limit
+		if limit <= 0 {
+			b.restartTimeout = DefaultRestartTimeout
+		}
 	}
 }
 
@@ -442,7 +444,8 @@ func (b *Bench) Run(ctx context.Context) *Result {
 		back := true // the target, after its restart if any
 		if b.restart != nil && ctx.Err() == nil && r.col.snapshot().Critical == 0 {
 			back = r.phase1(ctx, res, PhaseRestart, b.restartTimeout, b.restart)
-			// The connections kept alive led to the process that stopped.
+			// The shared pool's kept-alive connections led to the process
+			// that stopped (an agent's own pool retries a dead one).
 			r.shared.CloseIdleConnections()
 		}
 		if back && ctx.Err() == nil && r.col.snapshot().Critical == 0 {
@@ -533,9 +536,10 @@ func (r *Run) phase1(ctx context.Context, res *Result, name string, limit time.D
 		pr.Overran = true
 		err = Internalf("watchdog", "the %s phase did not end within its %s deadline plus %s grace; the watchdog ended it", name, limit, r.b.grace)
 	}
-	if !pr.Overran && name != PhaseLoad && pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
+	if !pr.Overran && name != PhaseLoad && name != PhaseRestart && pctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		// Whatever the phase returned, requests cut off by its own deadline
-		// mean the target was too slow for it.
+		// mean the target was too slow for it. A restart's own error says
+		// whose fault its deadline was: the app's, or a restart command's.
 		pr.Overran = true
 		err = &Error{Code: "deadline", Class: ClassTimeout, Request: name,
 			Message: fmt.Sprintf("the %s phase did not finish within its %s deadline", name, limit)}

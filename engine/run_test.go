@@ -543,3 +543,38 @@ func TestRestartComesBetweenTheLoadAndTheFinalCheck(t *testing.T) {
 		t.Errorf("a final check failed after a restart: reasons %q, want %q among them", res.FailReasons, want)
 	}
 }
+
+// TestRestartFailures: a load that raised a critical error is not followed by
+// a restart; a restart still starting at its deadline keeps its own error's
+// class (the app's, critical), not a timeout's; an internal error of a
+// restart (a restart command that failed) is the benchmarker's.
+func TestRestartFailures(t *testing.T) {
+	t.Parallel()
+	restarted := false
+	p := initializer{&probe{user: func(context.Context, *engine.Run, *engine.User) error {
+		return engine.Criticalf("stale", "a stale page")
+	}}}
+	opts := append(fastRun(200*time.Millisecond), engine.WithRestart(func(context.Context) error { restarted = true; return nil }, 0))
+	if res := engine.New(p, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background()); restarted || res.Passed {
+		t.Errorf("after a critical load: restarted=%v passed=%v", restarted, res.Passed)
+	}
+	for name, c := range map[string]struct {
+		err      error
+		internal bool
+	}{
+		"not back by its deadline": {engine.Criticalf("restart", "the app did not start again"), false},
+		"a command that failed":    {engine.Internalf("restart", "the restart command: exit status 7"), true},
+	} {
+		restart := func(ctx context.Context) error {
+			if !c.internal {
+				<-ctx.Done()
+			}
+			return c.err
+		}
+		opts := append(fastRun(200*time.Millisecond), engine.WithRestart(restart, 300*time.Millisecond))
+		res := engine.New(initializer{&probe{}}, mustURL(t, "http://127.0.0.1:1/"), opts...).Run(context.Background())
+		if res.Passed || res.Internal != c.internal || (!c.internal && res.Errors.Critical != 1) {
+			t.Errorf("%s: passed=%v internal=%v errors %+v reasons %q", name, res.Passed, res.Internal, res.Errors, res.FailReasons)
+		}
+	}
+}

@@ -12,8 +12,9 @@ import (
 )
 
 // TestAnsweringWaitsForTheApp: after a restart command the run waits until
-// the app answers; one that never does is the app's critical error once the
-// restart's time is up.
+// the app answers, and a proxy's 502 in front of it is not its answer; one
+// that never answers is the app's critical error once the restart's time is
+// up.
 func TestAnsweringWaitsForTheApp(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -31,7 +32,15 @@ func TestAnsweringWaitsForTheApp(t *testing.T) {
 		t.Fatalf("nothing listening: %v, want a critical error", err)
 	}
 
-	srv := &http.Server{Handler: http.NotFoundHandler()}
+	// A proxy's 502 while the app starts, then the app's 404.
+	up := time.Now().Add(700 * time.Millisecond)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if time.Now().Before(up) {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		http.NotFound(w, r)
+	})}
 	defer srv.Close()
 	go func() {
 		time.Sleep(300 * time.Millisecond)
@@ -42,6 +51,9 @@ func TestAnsweringWaitsForTheApp(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := answering(ctx, target); err != nil {
-		t.Errorf("an app that answers (404) after 300 ms: %v", err)
+		t.Errorf("an app that answers (404) after 700 ms: %v", err)
+	}
+	if time.Now().Before(up) {
+		t.Errorf("a 502 taken for the app's answer")
 	}
 }

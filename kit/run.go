@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -79,6 +78,9 @@ func RestartBetween(app *App) engine.Option {
 	}
 	return engine.WithRestart(func(ctx context.Context) error {
 		err := app.Restart(ctx)
+		if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+			return fmt.Errorf("%w: %v", engine.ErrCutOff, err) // the run was stopped
+		}
 		if notBack := (*launch.NotBack)(nil); errors.As(err, &notBack) {
 			return engine.Criticalf("restart", "after the load the app was stopped and started again, "+
 				"as a machine restarted after a contest is: %v", notBack)
@@ -94,21 +96,30 @@ func RestartBetween(app *App) engine.Option {
 // between the load and the final check by running command with sh -c (say,
 // "ssh team3 sudo systemctl restart app"), which must return once the app
 // has been stopped and started again, and then waits until target answers
-// HTTP again. A command that fails is the operator's failure, reported as
-// the benchmarker's; an app that does not answer again within the restart's
-// limit fails the run. The command's output goes to out.
+// HTTP again with something other than a proxy's 502, 503 or 504 (nginx
+// answers those while the app behind it starts). A command that fails, or
+// does not return within the restart's limit, is the operator's failure,
+// reported as the benchmarker's; an app that does not answer again within
+// that limit fails the run. The command's output goes to out.
 func RestartByCommand(command string, target *url.URL, out io.Writer) engine.Option {
 	return engine.WithRestart(func(ctx context.Context) error {
-		cmd := exec.CommandContext(ctx, "sh", "-c", command)
+		cmd := launch.Shell(ctx, command)
 		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Run(); err != nil {
+		err := cmd.Run()
+		switch {
+		case err != nil && errors.Is(ctx.Err(), context.Canceled):
+			return fmt.Errorf("%w: %v", engine.ErrCutOff, err) // the run was stopped
+		case err != nil && ctx.Err() != nil:
+			return engine.Internalf("restart", "the restart command %q did not finish within the restart's time: %v", command, err)
+		case err != nil:
 			return engine.Internalf("restart", "the restart command %q: %v", command, err)
 		}
 		return answering(ctx, target)
 	}, 0)
 }
 
-// answering waits until target answers a GET with any HTTP status.
+// answering waits until target answers a GET with a status other than 502,
+// 503 or 504.
 func answering(ctx context.Context, target *url.URL) error {
 	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} // as the run's agents
@@ -121,10 +132,18 @@ func answering(ctx context.Context, target *url.URL) error {
 		res, err := client.Do(req)
 		if err == nil {
 			res.Body.Close()
-			return nil
+			switch res.StatusCode {
+			case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+				err = fmt.Errorf("it answered %s", res.Status)
+			default:
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return fmt.Errorf("%w: %v", engine.ErrCutOff, ctx.Err())
+			}
 			return engine.Criticalf("restart", "after the restart command the app did not answer at %s: %v", target, err)
 		case <-time.After(250 * time.Millisecond):
 		}

@@ -261,7 +261,7 @@ func TestBenchRestartCommand(t *testing.T) {
 	if got := strings.Join(phases, " "); got != "initialize pre-check load restart final-check" {
 		t.Errorf("phases %q", got)
 	}
-	code, out, _ = run(t, "bench", "example", "--target", srv.URL, "--duration", "1s", "--restart-command", "exit 3")
+	code, out, _ = run(t, "bench", "example", "--target", srv.URL, "--duration", "1s", "--restart-command", "exit 7")
 	if code != cli.ExitInternal || !strings.Contains(out, "restart") {
 		t.Errorf("a restart command that fails: exit %d, want %d\n%s", code, cli.ExitInternal, out)
 	}

@@ -31,8 +31,11 @@ func cmdTry(ctx context.Context, args []string, env Env) (int, error) {
 	var code int
 	err = kit.Serving(ctx, p, cfg, func(target *url.URL, app *kit.App) error {
 		var more []engine.Option
-		if af.restart {
+		switch {
+		case af.restart && app.CanRestart():
 			more = append(more, kit.RestartBetween(app))
+		case af.restart:
+			fmt.Fprintf(env.Stderr, "%s's app runs inside this process: it is not restarted before the final check\n", p.Name)
 		}
 		var err error
 		code, err = runBench(ctx, p, target, bf, env, more...)

@@ -383,7 +383,7 @@ type LoadGate struct{ open atomic.Bool }
 func (g *LoadGate) Option() engine.Option {
 	g.open.Store(false)
 	return engine.WithProgress(20*time.Millisecond, func(p engine.Progress) {
-		if p.Phase == engine.PhaseLoad || p.Phase == engine.PhaseFinalCheck {
+		if p.Phase == engine.PhaseLoad || p.Phase == engine.PhaseRestart || p.Phase == engine.PhaseFinalCheck {
 			g.open.Store(true)
 		}
 	})

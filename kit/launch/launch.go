@@ -100,14 +100,26 @@ const StopGrace = 10 * time.Second
 // Restartable returns first as an app whose Restart stops it (within
 // StopGrace; a stop that fails is logged to log, and the app started again
 // all the same: it has exited either way) and calls start for the address
-// first listens on.
-// Stop stops whichever process runs then.
+// first listens on. Stop stops whichever process runs then. A Stop or
+// Restart that waits for another gives up when its context ends.
 func Restartable(first *App, log io.Writer, start func(ctx context.Context, addr string) (*App, error)) *App {
-	var mu sync.Mutex
+	// lock is held by a stop or a restart; one that waits for it gives up
+	// when its context ends, lest a restart stuck in a start hold a stop.
+	lock := make(chan struct{}, 1)
+	take := func(ctx context.Context) error {
+		select {
+		case lock <- struct{}{}:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 	cur := first
 	stop := func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
+		if err := take(ctx); err != nil {
+			return err
+		}
+		defer func() { <-lock }()
 		if cur == nil {
 			return nil
 		}
@@ -116,8 +128,10 @@ func Restartable(first *App, log io.Writer, start func(ctx context.Context, addr
 		return err
 	}
 	restart := func(ctx context.Context) error {
-		mu.Lock()
-		defer mu.Unlock()
+		if err := take(ctx); err != nil {
+			return err
+		}
+		defer func() { <-lock }()
 		if cur == nil {
 			return errors.New("the app is not running")
 		}
@@ -136,13 +150,32 @@ func Restartable(first *App, log io.Writer, start func(ctx context.Context, addr
 			return &NotBack{err}
 		}
 		if next.URL != first.URL {
-			_ = next.Stop(ctx)
+			_ = next.Stop(sctx)
 			return &NotBack{fmt.Errorf("it listens on %s, not on %s as before", next.URL, first.URL)}
 		}
 		cur = next
 		return nil
 	}
 	return &App{URL: first.URL, stop: stop, restart: restart}
+}
+
+// Shell returns the command that runs command with sh -c in a process group
+// of its own, all of which is killed when ctx ends: the commands the shell
+// started (an ssh, say) as well as the shell.
+func Shell(ctx context.Context, command string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second // for output a child that outlived it still holds
+	return cmd
+}
+
+// stopWithin calls stop with a context that ends after d: past it, the app
+// is killed.
+func stopWithin(stop func(context.Context) error, d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return stop(ctx)
 }
 
 // BuildGo builds the Go module in dir into the binary out. Builds of one
@@ -235,10 +268,10 @@ func Start(ctx context.Context, cmd *exec.Cmd, name string, log io.Writer) (*App
 	case err := <-exited:
 		return nil, fmt.Errorf("%s exited before it was ready: %v (its output is above)", name, err)
 	case <-timer.C:
-		_ = stop(context.Background())
+		_ = stopWithin(stop, StopGrace)
 		return nil, fmt.Errorf("%s did not start listening within %s", name, ReadyTimeout)
 	case <-ctx.Done():
-		_ = stop(context.Background())
+		_ = stopWithin(stop, StopGrace)
 		return nil, ctx.Err()
 	}
 }

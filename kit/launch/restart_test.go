@@ -83,3 +83,53 @@ func TestRestartableKeepsTheAddress(t *testing.T) {
 		t.Errorf("stopping after a failed restart: %v", err)
 	}
 }
+
+// TestRestartableStopsTheNewProcess: Stop after a restart stops the process
+// the restart started; a Stop that waits for a restart stuck in its start
+// gives up when its context ends.
+func TestRestartableStopsTheNewProcess(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	start := func(ctx context.Context, addr string) (*App, error) {
+		cmd := exec.Command("python3", "-c", pidServer)
+		cmd.Env = Env("ADDR=" + addr)
+		return Start(ctx, cmd, "pid-server", io.Discard)
+	}
+	first, err := start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := Restartable(first, io.Discard, start)
+	if err := app.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := app.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get(app.URL); err == nil {
+		t.Errorf("an app still answers at %s after Stop", app.URL)
+	}
+
+	stuck := make(chan struct{})
+	first, err = start(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app = Restartable(first, io.Discard, func(ctx context.Context, addr string) (*App, error) {
+		close(stuck)
+		<-ctx.Done()
+		return nil, ctx.Err()
+	})
+	rctx, rcancel := context.WithCancel(ctx)
+	defer rcancel()
+	go app.Restart(rctx)
+	<-stuck
+	sctx, scancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer scancel()
+	if err := app.Stop(sctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a Stop behind a stuck restart: %v, want it to give up", err)
+	}
+}
