@@ -16,7 +16,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "6"
+const Version = "7"
 
 // Score tags (MANUAL: "Scoring").
 const (

@@ -126,9 +126,14 @@ func (f *Facts) Address(code string) (string, bool) {
 	return pref + ", " + city + ", " + district + " " + strconv.Itoa(1+g.Intn(9)) + "-" + strconv.Itoa(1+g.Intn(30)), true
 }
 
-// PlaceLike reports whether word can be cut into the pieces place names are
-// made of, so that an address may carry it as one of its words.
+// PlaceLike reports whether word is a prefecture's name or can be cut into
+// the pieces place names are made of, so that an address may carry it as one
+// of its words. A name drawn from syllables can be a prefecture's too
+// ("kumamoto").
 func PlaceLike(word string) bool {
+	if slices.ContainsFunc(prefectures[:], func(p string) bool { return strings.EqualFold(p, word) }) {
+		return true
+	}
 	can := make([]bool, len(word)+1) // can[i]: word[:i] is made of pieces
 	can[0] = true
 	for i := range len(word) {
