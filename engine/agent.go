@@ -74,6 +74,11 @@ type AgentConfig struct {
 	Pool        Pool
 	// NoCache turns off the browser cache emulation.
 	NoCache bool
+	// MaxIdlePerUser is how many connections a user keeps open while it
+	// thinks (0: DefaultMaxIdlePerUser): one for an app whose users make
+	// one request at a time, so that the benchmarker's open files carry
+	// twice the users.
+	MaxIdlePerUser int
 	// UserAgent overrides the stable default "tunecon-bench/<version>".
 	UserAgent string
 
@@ -96,6 +101,9 @@ func (c AgentConfig) withDefaults() AgentConfig {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if c.MaxIdlePerUser <= 0 {
+		c.MaxIdlePerUser = DefaultMaxIdlePerUser
+	}
 	if c.UserAgent == "" {
 		c.UserAgent = "tunecon-bench/" + Version
 	}
@@ -106,7 +114,7 @@ func (c AgentConfig) withDefaults() AgentConfig {
 func newTransport(c AgentConfig) *wire.Transport {
 	wc := wire.Config{ConnectTimeout: c.ConnectTimeout, FirstByteTimeout: c.FirstByteTimeout,
 		RequestTimeout: c.RequestTimeout, MaxBodyBytes: c.MaxBodyBytes, NoKeepAlive: c.NoKeepAlive,
-		MaxConns: DefaultMaxConnsPerUser, MaxIdle: DefaultMaxIdlePerUser, IdleTimeout: DefaultIdleConnTimeout,
+		MaxConns: DefaultMaxConnsPerUser, MaxIdle: c.MaxIdlePerUser, IdleTimeout: DefaultIdleConnTimeout,
 		Dial: c.dial, Control: c.control}
 	if c.Pool == PoolShared {
 		wc.MaxConns, wc.MaxIdle = 0, 100_000

@@ -433,3 +433,44 @@ func TestAgentNamesAVirtualHost(t *testing.T) {
 		t.Errorf("a Host with a space: %v, want the scenario's own (internal) error", err)
 	}
 }
+
+// TestAgentKeepsMaxIdlePerUser: after requests side by side, a user keeps
+// MaxIdlePerUser connections open (DefaultMaxIdlePerUser when unset) and
+// closes the rest.
+func TestAgentKeepsMaxIdlePerUser(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ cfg, want int }{{0, engine.DefaultMaxIdlePerUser}, {1, 1}} {
+		var open atomic.Int64
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(50 * time.Millisecond)
+		}))
+		srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+			switch s {
+			case http.StateNew:
+				open.Add(1)
+			case http.StateClosed, http.StateHijacked:
+				open.Add(-1)
+			}
+		}
+		srv.Start()
+		a := engine.NewAgent(mustURL(t, srv.URL+"/"), engine.AgentConfig{MaxIdlePerUser: c.cfg}, nil)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				if _, err := a.Get(context.Background(), "GET /", "/"); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		deadline := time.Now().Add(2 * time.Second)
+		for open.Load() != int64(c.want) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := open.Load(); n != int64(c.want) {
+			t.Errorf("MaxIdlePerUser %d: %d connections open after 4 requests at once, want %d", c.cfg, n, c.want)
+		}
+		a.Close()
+		srv.Close()
+	}
+}

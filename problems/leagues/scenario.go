@@ -16,7 +16,7 @@ import (
 
 // Version of the scenario: bump it when a check, a number or the user mix
 // changes, so that results say which rules they were scored by.
-const Version = "8"
+const Version = "9"
 
 // Score tags (MANUAL: "Scenario and scoring"): the writes, then the reads.
 const (
@@ -128,7 +128,7 @@ const (
 	// take over slowRequest, up to maxUsers.
 	startUsers  = 20
 	growth      = 1.0
-	maxUsers    = 10000
+	maxUsers    = 20000
 	slowRequest = leaveAfter
 	maxSlowRate = 0.05
 	// The bills are reports that take long by nature and are read now and then:
@@ -227,7 +227,7 @@ func (s *Scenario) Meta() engine.Meta {
 			Pass:      []engine.PassRule{deductionBelowFull},
 		},
 		Assets: s.manifest,
-		Agent:  engine.AgentConfig{FirstByteTimeout: requestTimeout, RequestTimeout: requestTimeout},
+		Agent:  engine.AgentConfig{FirstByteTimeout: requestTimeout, RequestTimeout: requestTimeout, MaxIdlePerUser: 1},
 		Load: engine.LoadPolicy{StartUsers: startUsers, Growth: growth, MaxUsers: maxUsers, SlowRequest: slowRequest,
 			MaxSlowRate: maxSlowRate, SlowFor: map[string]time.Duration{epAdminBilling: reportSlow, epOrgBilling: reportSlow}},
 	}
