@@ -39,6 +39,17 @@ func pid(t *testing.T, url string) string {
 	return string(b)
 }
 
+// startPidServer starts pidServer at addr, or, when fail, a command that
+// exits before it listens.
+func startPidServer(ctx context.Context, addr string, fail bool) (*App, error) {
+	cmd := exec.Command("python3", "-c", pidServer)
+	if fail {
+		cmd = exec.Command("sh", "-c", "echo cannot open the database; exit 3")
+	}
+	cmd.Env = Env("ADDR=" + addr)
+	return Start(ctx, cmd, "pid-server", io.Discard)
+}
+
 // TestRestartableKeepsTheAddress: a restart stops the app's process and
 // starts another at the same address, which Stop then stops; a start that
 // fails the second time is the app's failure (NotBack).
@@ -51,12 +62,7 @@ func TestRestartableKeepsTheAddress(t *testing.T) {
 	starts := 0
 	start := func(ctx context.Context, addr string) (*App, error) {
 		starts++
-		cmd := exec.Command("python3", "-c", pidServer)
-		if starts == 3 {
-			cmd = exec.Command("sh", "-c", "echo cannot open the database; exit 3")
-		}
-		cmd.Env = Env("ADDR=" + addr)
-		return Start(ctx, cmd, "pid-server", io.Discard)
+		return startPidServer(ctx, addr, starts == 3)
 	}
 	first, err := start(ctx, "127.0.0.1:0")
 	if err != nil {
@@ -93,11 +99,7 @@ func TestRestartableStopsTheNewProcess(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	start := func(ctx context.Context, addr string) (*App, error) {
-		cmd := exec.Command("python3", "-c", pidServer)
-		cmd.Env = Env("ADDR=" + addr)
-		return Start(ctx, cmd, "pid-server", io.Discard)
-	}
+	start := func(ctx context.Context, addr string) (*App, error) { return startPidServer(ctx, addr, false) }
 	first, err := start(ctx, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
