@@ -6,7 +6,6 @@ import (
 	"net/url"
 
 	"github.com/tunecon/tunecon/engine"
-
 	"github.com/tunecon/tunecon/kit"
 )
 
