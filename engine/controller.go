@@ -82,7 +82,7 @@ const (
 // serves, and a Backoff share at a time would keep it there for seconds.
 // Users are added after Evidence healthy intervals in a row (requests
 // completed, no errors, under half the slow limit, fewer than MaxUsers
-// users): the step starts at Growth of the users, falls to a sixteenth of
+// users, the benchmarker under SaturatedCPUShare of its cores): the step starts at Growth of the users, falls to a sixteenth of
 // that whenever the target fell behind or came near the slow limit, and
 // doubles after each step taken, up to Growth again. A removed user
 // finishes the session it is in, and until those removed have left
@@ -296,6 +296,18 @@ func (c *controller) fileRoom(users int) int {
 	return max(0, int(float64(users)*filesShare*float64(f.limit)/float64(f.open))-users)
 }
 
+// cpuRoom is how many users may be added before the benchmarker, at as much
+// CPU per user as over ev, uses SaturatedCPUShare of its cores; -1 when its
+// CPU use is unknown. A step that doubled thousands of users took it past
+// its core while they were still arriving.
+func (c *controller) cpuRoom(ev window, users int) int {
+	share := ev.cpuShare(c.cores)
+	if share <= 0 || users == 0 {
+		return -1
+	}
+	return max(0, int(float64(users)*SaturatedCPUShare/share)-users)
+}
+
 func newController(p LoadPolicy, cores int) *controller {
 	return &controller{p: p, cores: cores, step: p.Growth}
 }
@@ -375,7 +387,9 @@ func (c *controller) decide(w window, users int, settling bool) (delta int, kind
 // grow follows an evidence of seen intervals, ev, that gave no reason to
 // shrink or hold: unless one of its intervals alone was unhealthy, it adds
 // the step's share of the users (the smallest step when the target seems
-// near its capacity), within MaxUsers and the benchmarker's open files.
+// near its capacity), within MaxUsers and the benchmarker's open files and
+// CPU. A benchmarker that used SaturatedCPUShare of its cores over ev holds
+// them.
 func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, cause string) {
 	p := c.p
 	// Each interval of the evidence must be healthy, not just their sum.
@@ -383,6 +397,12 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 		if x.Requests == 0 || x.Errors > 0 || float64(x.Slow) > p.MaxSlowRate*float64(x.Requests)/2 || x.lateShare() > maxLateShare/2 {
 			return 0, wait, "", ""
 		}
+	}
+	if share := ev.cpuShare(c.cores); share >= SaturatedCPUShare {
+		// Its own core is nearly full: more users would wait for it, and the
+		// latencies it measures, not the target's answers, would grow.
+		return c.hold("benchmarker", fmt.Sprintf("the benchmarker used %.0f%% of its %d core(s) over the last %s (limit %.0f%%)",
+			100*share, c.cores, time.Duration(seen)*p.Interval, 100*SaturatedCPUShare))
 	}
 	mean := ev.mean()
 	why := fmt.Sprintf("healthy for %s: %d requests, mean response %s, %.1f%% slower than %s, no timeouts or errors",
@@ -408,6 +428,10 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 		}
 	}
 	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
+	if room := c.cpuRoom(ev, users); room >= 0 && add > room {
+		add = max(1, room)
+		why += fmt.Sprintf("; as many as the benchmarker's CPU allows (%.0f%% of its %d core(s) in use)", 100*ev.cpuShare(c.cores), c.cores)
+	}
 	if room := c.fileRoom(users); room >= 0 && add > room {
 		if room == 0 {
 			return c.hold("benchmarker", fmt.Sprintf("the benchmarker has %d of its %d open files in use; it adds users only while they would stay under %.0f%%",

@@ -452,6 +452,45 @@ func TestControllerStarvedHolds(t *testing.T) {
 	}
 }
 
+// TestControllerHoldsABusyBenchmarker: healthy intervals in which the
+// benchmarker used SaturatedCPUShare of its cores hold the users: more would
+// wait for its CPU, and the rise in the latencies it measures would be its
+// own. Under that share the users grow, by no more than would take it there
+// at as much CPU per user as now.
+func TestControllerHoldsABusyBenchmarker(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 10, Evidence: 2, Growth: 1}.withDefaults()
+	healthy := func(cpuShare float64) window {
+		return window{Requests: 500, Answered: 500, Latency: 500 * time.Millisecond, Ticks: 100,
+			CPU: time.Duration(cpuShare * float64(time.Second)), Span: time.Second}
+	}
+	cases := []struct {
+		cpuShare float64
+		delta    int
+		kind     string
+		cause    string
+	}{
+		{0.95, 0, Hold, "the benchmarker used 95% of its 1 core(s) over the last 2s (limit 85%)"},
+		{0.85, 0, Hold, "used 85%"},
+		{0.8, 2, Grow, "as many as the benchmarker's CPU allows (80% of its 1 core(s) in use)"},
+		{0.4, 40, Grow, "healthy"},
+	}
+	for _, tc := range cases {
+		c := newController(p, 1)
+		var delta int
+		var kind, reason, cause string
+		for range p.Evidence {
+			delta, kind, reason, cause = c.decide(healthy(tc.cpuShare), 40, false)
+		}
+		if delta != tc.delta || kind != tc.kind || !strings.Contains(cause, tc.cause) {
+			t.Errorf("at %.0f%%: %+d %s %q; want %+d %s %q", 100*tc.cpuShare, delta, kind, cause, tc.delta, tc.kind, tc.cause)
+		}
+		if kind == Hold && reason != "benchmarker" {
+			t.Errorf("at %.0f%%: reason %q; want benchmarker", 100*tc.cpuShare, reason)
+		}
+	}
+}
+
 // loadStats returns the stats of a 60 s load that starts at *now, read on
 // that clock, whose requests are slow past 1 s or, for slowFor's
 // endpoints, past their own threshold.
