@@ -242,7 +242,8 @@ type LoadChange struct {
 	LastAtSeconds float64 `json:"last_at_s,omitempty"`
 	// Reason is the decision's cause without its figures: for a shrink
 	// "timeouts" or "slow", for a hold "idle", "errors", "near", "max" or
-	// "min" (see LimitReason); empty for growth.
+	// "min" (see LimitReason); for growth empty, or "benchmarker" when its
+	// CPU or open files cut the step short.
 	Reason string `json:"reason,omitempty"`
 }
 
@@ -428,8 +429,9 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 		}
 	}
 	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
+	// reason stays empty unless the benchmarker's limits cut the step short.
 	if room := c.cpuRoom(ev, users); room >= 0 && add > room {
-		add = max(1, room)
+		add, reason = max(1, room), "benchmarker"
 		why += fmt.Sprintf("; as many as the benchmarker's CPU allows (%.0f%% of its %d core(s) in use)", 100*ev.cpuShare(c.cores), c.cores)
 	}
 	if room := c.fileRoom(users); room >= 0 && add > room {
@@ -437,13 +439,13 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 			return c.hold("benchmarker", fmt.Sprintf("the benchmarker has %d of its %d open files in use; it adds users only while they would stay under %.0f%%",
 				c.files.open, c.files.limit, 100*filesShare))
 		}
-		add = room
+		add, reason = room, "benchmarker"
 		why += fmt.Sprintf("; as many as the benchmarker's open files allow (%d of %d in use)", c.files.open, c.files.limit)
 	}
 	c.step = min(2*c.step, p.Growth)
 	c.recent = c.recent[:0]
 	c.grownFrom = users
-	return add, Grow, "", why
+	return add, Grow, reason, why
 }
 
 // shrink removes a Backoff share of the users, down to StartUsers, and starts
