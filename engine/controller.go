@@ -68,6 +68,10 @@ const (
 	// path of a run hang on noise: a mean just under it doubled the users
 	// past the target's capacity, one just over it added a sixteenth.
 	taperFrom = 1.5
+	// fastMean is the mean response under which a policy's FastGrowth
+	// applies: a tenth of a millisecond to a few for a tuned app's API,
+	// tens of milliseconds for the reference apps' lightest pages.
+	fastMean = 5 * time.Millisecond
 )
 
 // LoadPolicy is how the load controller sets the number of users to what the
@@ -100,6 +104,11 @@ const (
 // services, whose mean rises and falls with what it has cached, not with its
 // load.
 //
+// FastGrowth, when over Growth, is the step while the mean response stays
+// under 5 ms and the step has not been cut: an app that fast has room for
+// many times its users, and doubling them every few seconds from a few
+// would spend half a run climbing to them.
+//
 // SlowFor gives endpoints (by name, as requests name them) a slow threshold
 // of their own in place of SlowRequest: a report whose answer takes seconds
 // by nature, asked by one user now and then, says little about the load, but
@@ -115,6 +124,7 @@ type LoadPolicy struct {
 	MaxSlowRate    float64
 	MaxTimeoutRate float64
 	Knee           time.Duration
+	FastGrowth     float64
 	SlowFor        map[string]time.Duration
 }
 
@@ -428,7 +438,12 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 			why += fmt.Sprintf("; the mean %.1f times the fastest (%s): a step of %.0f%%", rise, roundLatency(c.fastest), 100*taper)
 		}
 	}
-	add := min(max(1, int(math.Ceil(c.step*float64(users)))), p.MaxUsers-users)
+	step := c.step
+	if p.FastGrowth > p.Growth && step >= p.Growth && ev.Answered > 0 && mean < fastMean {
+		step = p.FastGrowth
+		why += fmt.Sprintf("; the mean under %s: a step of %.0f%%", fastMean, 100*step)
+	}
+	add := min(max(1, int(math.Ceil(step*float64(users)))), p.MaxUsers-users)
 	// reason stays empty unless the benchmarker's limits cut the step short.
 	if room := c.cpuRoom(ev, users); room >= 0 && add > room {
 		add, reason = max(1, room), "benchmarker"

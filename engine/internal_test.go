@@ -494,6 +494,42 @@ func TestControllerHoldsABusyBenchmarker(t *testing.T) {
 	}
 }
 
+// TestControllerFastGrowth: while the mean response stays under 5 ms and no
+// step was cut, a policy's FastGrowth sets the step; a slower mean, or a
+// step cut since, grows by Growth as before.
+func TestControllerFastGrowth(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 10, Evidence: 2, Growth: 1, FastGrowth: 3}.withDefaults()
+	healthy := func(mean time.Duration) window {
+		return window{Requests: 500, Answered: 500, Latency: 500 * mean, Ticks: 100}
+	}
+	grow := func(c *controller, mean time.Duration) (int, string) {
+		var delta int
+		var cause string
+		for range p.Evidence {
+			delta, _, _, cause = c.decide(healthy(mean), 40, false)
+		}
+		return delta, cause
+	}
+	if delta, cause := grow(newController(p, 1), time.Millisecond); delta != 120 || !strings.Contains(cause, "the mean under 5ms: a step of 300%") {
+		t.Errorf("at a 1 ms mean: %+d %q; want +120, a step of 300%%", delta, cause)
+	}
+	if delta, _ := grow(newController(p, 1), 6*time.Millisecond); delta != 40 {
+		t.Errorf("at a 6 ms mean: %+d; want +40", delta)
+	}
+	cut := newController(p, 1)
+	cut.step = p.Growth * minStepShare
+	if delta, _ := grow(cut, time.Millisecond); delta != 3 {
+		t.Errorf("after a cut step: %+d; want +3, a sixteenth", delta)
+	}
+	slow := LoadPolicy{StartUsers: 10, Evidence: 2, Growth: 1}.withDefaults()
+	c := newController(slow, 1)
+	c.decide(healthy(time.Millisecond), 40, false)
+	if delta, _, _, _ := c.decide(healthy(time.Millisecond), 40, false); delta != 40 {
+		t.Errorf("without FastGrowth: %+d; want +40", delta)
+	}
+}
+
 // loadStats returns the stats of a 60 s load that starts at *now, read on
 // that clock, whose requests are slow past 1 s or, for slowFor's
 // endpoints, past their own threshold.
