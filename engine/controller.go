@@ -273,7 +273,7 @@ func LimitReason(reason string) string {
 	case "benchmarker":
 		return "the benchmarker's own limits (its CPU or its open files)"
 	case "starved":
-		return "the benchmarker starved of CPU by other processes"
+		return "the benchmarker starved of CPU by other work (processes, the kernel, the machine's host)"
 	}
 	return reason // "timeouts", "errors"
 }
@@ -324,13 +324,16 @@ func newController(p LoadPolicy, cores int) *controller {
 }
 
 // starved reports whether w's late ticks are the benchmarker's share of the
-// machine taken by other processes (the app, on a shared machine) rather
-// than its own work: it used under BusyCPUShare of its cores. The users
-// are then held, not removed: removing them would not bring its timers back
-// on time, and would cut the score for the machine's sake.
+// machine taken by others rather than its own work: it used under
+// SaturatedCPUShare of its cores, so its own goroutines did not fill them.
+// The others are the app on a shared machine, the kernel's network work for
+// both, or a virtual machine's host stealing its CPUs. The users are then
+// held, not removed: removing them would not bring its timers back on time,
+// and would cut the score for the machine's sake. A few late ticks at half
+// a core used to cut a tuned app's users by a fifth at a time.
 func (c *controller) starved(w window) bool {
 	share := w.cpuShare(c.cores)
-	return share >= 0 && share < BusyCPUShare
+	return share >= 0 && share < SaturatedCPUShare
 }
 
 // decide takes one interval's window, the current users and whether they
@@ -378,8 +381,8 @@ func (c *controller) decide(w window, users int, settling bool) (delta int, kind
 		// Over the limit, and the newest interval too: not already recovering.
 		return c.shrink(users, "slow", fmt.Sprintf("%.1f%% of %d requests slower than %s (limit %.1f%%)%s", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate, ev.stuckWhy()))
 	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare && c.starved(ev):
-		return c.hold("starved", fmt.Sprintf("%s, while it used %.0f%% of its %d core(s): other processes took them",
-			lateWhy(ev), 100*ev.cpuShare(c.cores), c.cores))
+		return c.hold("starved", fmt.Sprintf("%s, while it used %.0f%% of its %d core(s), under %.0f%%: other work took them",
+			lateWhy(ev), 100*ev.cpuShare(c.cores), c.cores, 100*SaturatedCPUShare))
 	case ev.lateShare() > maxLateShare && w.lateShare() > maxLateShare:
 		// The benchmarker's goroutines wait for a CPU: it cannot drive
 		// these users, and the latencies it measures are its own.

@@ -404,11 +404,12 @@ func TestControllerWhileArriving(t *testing.T) {
 	}
 }
 
-// TestControllerStarvedHolds: late timers while the benchmarker used little
-// of its cores are the machine's other processes taking them (the app, on a
-// shared machine): the users are held, not removed, and not grown either.
-// The same lateness at a busy benchmarker removes users as before, and so
-// does lateness whose CPU use is unknown.
+// TestControllerStarvedHolds: late timers while the benchmarker used less
+// than SaturatedCPUShare of its cores are other work taking them (the app on
+// a shared machine, the kernel, a virtual machine's host): the users are
+// held, not removed, and not grown either. The same lateness at a
+// saturated benchmarker removes users as before, and so does lateness whose
+// CPU use is unknown.
 func TestControllerStarvedHolds(t *testing.T) {
 	t.Parallel()
 	p := LoadPolicy{StartUsers: 10, Evidence: 2, Growth: 1}.withDefaults()
@@ -424,10 +425,11 @@ func TestControllerStarvedHolds(t *testing.T) {
 		kind     string
 		cause    string
 	}{
-		{"starved at 11% of 2 cores: hold", 0.11, false, 0, Hold, "while it used 11% of its 2 core(s): other processes took them"},
-		{"busy at 60%: remove a fifth", 0.6, false, -8, Shrink, "timers fired 20ms late or more in 6.0%"},
-		{"starved while users arrive: keep waiting for them", 0.05, true, 0, wait, ""},
-		{"busy while users arrive: the newest never come", 0.6, true, -8, Shrink, "timers"},
+		{"starved at 11% of 2 cores: hold", 0.11, false, 0, Hold, "while it used 11% of its 2 core(s), under 85%: other work took them"},
+		{"starved at 60%: hold", 0.6, false, 0, Hold, "while it used 60% of its 2 core(s)"},
+		{"saturated at 90%: remove a fifth", 0.9, false, -8, Shrink, "timers fired 20ms late or more in 6.0%"},
+		{"starved while users arrive: keep waiting for them", 0.6, true, 0, wait, ""},
+		{"saturated while users arrive: the newest never come", 0.9, true, -8, Shrink, "timers"},
 	}
 	for _, tc := range cases {
 		c := newController(p, 2)
@@ -449,7 +451,7 @@ func TestControllerStarvedHolds(t *testing.T) {
 	}
 	var summary strings.Builder
 	if err := (&Result{Load: []LoadChange{{Kind: Hold, Reason: "starved", Times: 3}}, LimitedBy: map[string]int{"starved": 3}}).WriteSummary(&summary); err != nil ||
-		!strings.Contains(summary.String(), "benchmarker starved of CPU by other processes (3)") ||
+		!strings.Contains(summary.String(), "benchmarker starved of CPU by other work (processes, the kernel, the machine's host) (3)") ||
 		!strings.Contains(summary.String(), "took the benchmarker's CPUs now and then") {
 		t.Errorf("the summary does not say the benchmarker was starved:\n%s", summary.String())
 	}

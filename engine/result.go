@@ -277,7 +277,7 @@ func (r *Result) writeLoad(b *strings.Builder) {
 		b.WriteString("WARNING: the benchmarker reached its own limits (its CPU or its open files); the machine, not the app, may have set this score\n")
 	}
 	if r.LimitedBy["starved"] > 0 {
-		b.WriteString("NOTE: other processes on this machine (the app, if it shares the machine) took the benchmarker's CPUs now and then; the users were held meanwhile, and the latencies measured include the benchmarker's wait for a CPU\n")
+		b.WriteString("NOTE: other work on this machine (the app, if it shares the machine, the kernel, or a virtual machine's host) took the benchmarker's CPUs now and then; the users were held meanwhile, and the latencies measured include the benchmarker's wait for a CPU\n")
 	}
 }
 
