@@ -304,7 +304,7 @@ func (p Problem) build(ctx context.Context, cfg ServeConfig, problem string) (*e
 	case launch.IsNode(appDir):
 		return launch.BuildNode(ctx, appDir, filepath.Join(cfg.Root, "build"), cfg.Log)
 	case launch.IsRust(appDir):
-		if err := launch.BuildRust(ctx, appDir, bin, filepath.Join(cfg.Root, "build", "rust-target"), cfg.Log); err != nil {
+		if err := launch.BuildRust(ctx, appDir, bin, filepath.Join(cfg.Root, "build", "rust-target"), cfg.AppDir != "", cfg.Log); err != nil {
 			return nil, err
 		}
 	default:

@@ -84,13 +84,35 @@ func TestBuildRust(t *testing.T) {
 	if !IsRust(dir) || IsRust(t.TempDir()) {
 		t.Fatal("IsRust does not tell a Cargo package")
 	}
-	var log bytes.Buffer
-	out := filepath.Join(t.TempDir(), "bin", "hello")
-	if err := BuildRust(context.Background(), dir, out, filepath.Join(t.TempDir(), "target"), &log); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
+	target := filepath.Join(t.TempDir(), "target")
+	for _, patched := range []bool{false, true} {
+		var log bytes.Buffer
+		out := filepath.Join(t.TempDir(), "bin", "hello")
+		if err := BuildRust(context.Background(), dir, out, target, patched, &log); err != nil {
+			t.Fatalf("patched %v: %v\n%s", patched, err, log.String())
+		}
+		got, err := exec.Command(out).Output()
+		if err != nil || !strings.Contains(string(got), "listening on") {
+			t.Fatalf("patched %v: the built binary says %q, %v", patched, got, err)
+		}
 	}
-	got, err := exec.Command(out).Output()
-	if err != nil || !strings.Contains(string(got), "listening on") {
-		t.Fatalf("the built binary says %q, %v", got, err)
+}
+
+// TestCargoPackage reads the package's name, not a dependency's.
+func TestCargoPackage(t *testing.T) {
+	for _, c := range []struct{ manifest, want string }{
+		{"[package]\nname = \"tunecon-memo\"\nversion = \"0.1.0\"\n", "tunecon-memo"},
+		{"# app\n[package]\nedition = \"2024\"\nname=\"a_b\"\n\n[dependencies]\nname = \"x\"\n", "a_b"},
+		{"[dependencies]\nname = \"x\"\n[package]\nversion = \"1\"\n", ""},
+		{"[package]\nversion = \"1\"\n[dependencies]\nname = \"x\"\n", ""},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "Cargo.toml"), []byte(c.manifest), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := cargoPackage(dir)
+		if got != c.want || (err != nil) != (c.want == "") {
+			t.Errorf("cargoPackage(%q) = %q, %v; want %q", c.manifest, got, err, c.want)
+		}
 	}
 }
