@@ -38,7 +38,8 @@ type Config struct {
 	// Log receives the app's own output and setup progress.
 	Log io.Writer
 	// AppDir, if set, is the source directory to build or run instead of
-	// the app's own (tests use it for a patched copy with a defect).
+	// the app's own (tests use it for a patched copy with a defect; a Rust
+	// copy's own crate builds without optimisation: see BuildRust).
 	AppDir string
 	// Env adds NAME=VALUE variables to the app's environment (tests use it
 	// to keep an app's own files in their scratch directory).

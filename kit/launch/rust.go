@@ -94,7 +94,9 @@ func BuildRust(ctx context.Context, dir, out, target string, patched bool, log i
 	return copyFile(exe, out)
 }
 
-var packageName = regexp.MustCompile(`(?m)^\[package\][^\[]*?^name\s*=\s*"([A-Za-z0-9_-]+)"`)
+// packageName finds the name key among the lines after [package] that open
+// no other table.
+var packageName = regexp.MustCompile(`(?m)^\[package\][ \t]*\n(?:(?:[^\[\n][^\n]*)?\n)*?[ \t]*name[ \t]*=[ \t]*"([A-Za-z0-9_-]+)"`)
 
 // cargoPackage returns the name in the [package] table of dir's Cargo.toml.
 func cargoPackage(dir string) (string, error) {

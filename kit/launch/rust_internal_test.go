@@ -104,6 +104,7 @@ func TestCargoPackage(t *testing.T) {
 		{"[package]\nname = \"tunecon-memo\"\nversion = \"0.1.0\"\n", "tunecon-memo"},
 		{"# app\n[package]\nedition = \"2024\"\nname=\"a_b\"\n\n[dependencies]\nname = \"x\"\n", "a_b"},
 		{"[dependencies]\nname = \"x\"\n[package]\nversion = \"1\"\n", ""},
+		{"[package]\nauthors = [\"a\", \"b\"]\n\nname = \"c\"\n", "c"},
 		{"[package]\nversion = \"1\"\n[dependencies]\nname = \"x\"\n", ""},
 	} {
 		dir := t.TempDir()
