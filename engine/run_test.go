@@ -234,13 +234,16 @@ func TestAddedUsersArriveSpreadOut(t *testing.T) {
 		},
 	}}
 	res := engine.New(p, target, fastRun(time.Second)...).Run(context.Background())
-	if len(res.Load) == 0 || res.Load[0].To != 10 {
-		t.Fatalf("the controller did not add 8 users at its first look: %+v", res.Load)
+	// The step is 8 users unless the benchmarker's CPU cuts it short (2
+	// users under -race on a busy machine may look costly): at least 4.
+	if len(res.Load) == 0 || res.Load[0].From != 2 || res.Load[0].To < 6 {
+		t.Fatalf("the controller did not add 4 to 8 users at its first look: %+v", res.Load)
 	}
+	to := res.Load[0].To
 	mu.Lock()
 	defer mu.Unlock()
 	lo, hi := first[2], first[2]
-	for id := 2; id < 10; id++ {
+	for id := 2; id < to; id++ {
 		s, ok := first[id]
 		if !ok {
 			t.Fatalf("user %d never started", id)
@@ -252,8 +255,10 @@ func TestAddedUsersArriveSpreadOut(t *testing.T) {
 			hi = s
 		}
 	}
-	// Eight users arriving 500 a second start 2 ms apart: 14 ms first to last.
-	if spread := hi.Sub(lo); spread < 12*time.Millisecond {
+	// Users arriving 500 a second start 2 ms apart: 14 ms first to last for
+	// eight, 6 ms for four; a little less allows for the timer's rounding.
+	want := time.Duration(to-3) * 2 * time.Millisecond * 85 / 100
+	if spread := hi.Sub(lo); spread < want {
 		t.Errorf("the added users started within %s of each other", spread)
 	}
 }
