@@ -65,10 +65,11 @@ deps-system: ## as root: apt-get install MariaDB, PostgreSQL, nginx, Chromium an
 
 # The suite in two steps. First every problem's apps build (tools/apps, as
 # make apps, at a lower priority, its output in build/apps.log) while the
-# checks and the kit's own tests run beside them: a Rust app's first build
-# takes minutes of both cores, and the kit's packages (engine, portal,
-# command, kit, tools) load no reference app for long. Then the problems'
-# packages, one at a time and with the machine to themselves: their timed
+# checks and the tests that start no app run beside them: a Rust app's first
+# build takes minutes of both cores, and the kit's packages (engine, portal,
+# command, kit, tools) and the problems' data, services and keys load no
+# reference app for long. Then the packages that start the problems' apps,
+# one at a time and with the machine to themselves: their timed
 # runs against reference apps are what sharing it breaks (at -p 2, bank's
 # Python /report and dashboard's Python final check timed out).
 test: deps deps-system ## the whole test suite (what CI runs)
@@ -92,13 +93,18 @@ GOTEST_FLAGS = -race -p 1 -count=1 -timeout 25m
 
 test-go: test-kit apps test-problems test-exhaustive slowest ## every Go test: the kit's packages, then the problems' (after make apps)
 
-test-kit: ## the Go tests of the kit's own packages: all but the problems'
-	@mkdir -p build
-	$(GOTEST) --jsonfile build/test-go-kit.json -- $(GOTEST_FLAGS) $$($(GO) list ./... | grep -v /problems/)
+# The packages whose tests start a problem's apps: each problem's own and its
+# solutions'. The problems' other packages (their data, services, keys, the
+# registry) start none, and test with the kit's beside the apps' build.
+APP_PACKAGES = grep -E '/problems/[a-z0-9]+(/solutions)?$$'
 
-test-problems: ## the problems' Go tests, one package at a time (build the apps first: make apps)
+test-kit: ## the Go tests of the packages that start no problem's app
 	@mkdir -p build
-	$(GOTEST) --jsonfile build/test-go-problems.json -- $(GOTEST_FLAGS) ./problems/...
+	$(GOTEST) --jsonfile build/test-go-kit.json -- $(GOTEST_FLAGS) $$($(GO) list ./... | $(APP_PACKAGES) -v)
+
+test-problems: ## the Go tests that start the problems' apps, one package at a time (build the apps first: make apps)
+	@mkdir -p build
+	$(GOTEST) --jsonfile build/test-go-problems.json -- $(GOTEST_FLAGS) $$($(GO) list ./problems/... | $(APP_PACKAGES))
 
 # Tests that check every case of a large, fixed space in one goroutine check
 # a sample under -race, where the detector finds nothing and makes them about
