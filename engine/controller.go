@@ -19,8 +19,10 @@ const (
 	// DefaultGrowth is the largest step up, as a fraction of the current users.
 	DefaultGrowth = 0.25
 	// DefaultBackoff is the fraction of the users removed when the target
-	// falls behind.
-	DefaultBackoff = 0.2
+	// falls behind. A tenth keeps the users near what the target serves: a
+	// fifth at a time, then seconds of settling, made a reference app's score
+	// follow when its slow bursts came (bank's varied 5 to 9% between runs).
+	DefaultBackoff = 0.1
 	// MaxArrivalRate is how many users a second arrive when the controller
 	// adds them: thousands of new users opening their connections at once
 	// would overflow the target's listen queue, a fault of the benchmarker's.
@@ -41,7 +43,7 @@ const (
 	maxLateShare = 0.01
 	// maxSettle is how many intervals at most the controller waits, after
 	// it removed users, for them to finish their sessions and leave.
-	maxSettle = 10
+	maxSettle = 5
 	// arrivingLateShare is the share of late ticks, in one interval, that
 	// stops users still arriving.
 	arrivingLateShare = 5 * maxLateShare
@@ -88,7 +90,10 @@ const (
 // completed, no errors, under half the slow limit, fewer than MaxUsers
 // users, the benchmarker under SaturatedCPUShare of its cores): the step starts at Growth of the users, falls to a sixteenth of
 // that whenever the target fell behind or came near the slow limit, and
-// doubles after each step taken, up to Growth again. A removed user
+// doubles after each step taken, up to Growth again, until the target first
+// falls behind (slow requests or timeouts): from then on every step is the
+// smallest, since the target has shown where its capacity lies, and a step
+// that doubled back to Growth only took it past again. A removed user
 // finishes the session it is in, and until those removed have left
 // (maxSettle intervals at most) only timeouts are acted on: their requests
 // are the past load's, not the removal's effect. Users added arrive one
@@ -288,7 +293,10 @@ type controller struct {
 	// grownFrom is the users before the latest step up, until a decision
 	// after it holds, grows or shrinks; 0: none pending.
 	grownFrom int
-	files     fileUse // the benchmarker's open files at the latest decision
+	// fellBehind is set once the target fell behind (slow requests or
+	// timeouts): every step up after it is the smallest.
+	fellBehind bool
+	files      fileUse // the benchmarker's open files at the latest decision
 }
 
 // fileUse is how many files the benchmarker has open and may open; a zero
@@ -460,16 +468,22 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 		add, reason = room, "benchmarker"
 		why += fmt.Sprintf("; as many as the benchmarker's open files allow (%d of %d in use)", c.files.open, c.files.limit)
 	}
-	c.step = min(2*c.step, p.Growth)
+	if !c.fellBehind {
+		c.step = min(2*c.step, p.Growth)
+	}
 	c.recent = c.recent[:0]
 	c.grownFrom = users
 	return add, Grow, reason, why
 }
 
 // shrink removes a Backoff share of the users, down to StartUsers, and starts
-// the next growth from the smallest step.
+// the next growth from the smallest step: after the target fell behind, every
+// later one.
 func (c *controller) shrink(users int, reason, why string) (int, string, string, string) {
 	c.step = c.p.Growth * minStepShare
+	if reason == "slow" || reason == "timeouts" {
+		c.fellBehind = true // not for the benchmarker's own limits
+	}
 	remove := max(1, int(math.Ceil(c.p.Backoff*float64(users))))
 	if back := users - c.grownFrom; c.grownFrom > 0 && back > remove && (reason == "slow" || reason == "timeouts") {
 		// The step up itself took the target past what it serves: the users

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -154,7 +155,7 @@ func TestControllerDecisions(t *testing.T) {
 		{"after a removal, wait for evidence", ok(12), 12, 0, wait, ""},
 		{"then grow by the smallest step (1/16, at least one user)", ok(12), 12, 1, Grow, "healthy"},
 		{"waiting", ok(13), 13, 0, wait, ""},
-		{"the step doubles: 2/16 of 13", ok(13), 13, 2, Grow, "healthy"},
+		{"the target fell behind once: the step stays the smallest, 1/16 of 13", ok(13), 13, 1, Grow, "healthy"},
 		{"a timeout removes users at once, without waiting for evidence", window{Requests: 50, Timeouts: 1}, 15, -4, Shrink, "1 timeout(s) in 50 requests (limit 0.0%)"},
 		{"waiting", ok(11), 11, 0, wait, ""},
 		{"an interval with errors holds", window{Requests: 100, Errors: 2}, 11, 0, Hold, "holding: 2 error(s) in the last 2s"},
@@ -187,6 +188,47 @@ func TestControllerDecisions(t *testing.T) {
 		if delta != s.delta || kind != s.kind || !strings.Contains(cause, s.cause) {
 			t.Fatalf("step %d (%s): %+v with %d users: %+d %s %q; want %+d %s %q", i, s.name, s.w, s.users, delta, kind, cause, s.delta, s.kind, s.cause)
 		}
+	}
+}
+
+// TestControllerSmallStepsAfterFallingBehind: once the target fell behind,
+// every step up is the smallest, where before it the step doubled back to
+// Growth; the benchmarker's own limits do not count as the target's.
+func TestControllerSmallStepsAfterFallingBehind(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 16, Evidence: 1, Growth: 1, MaxUsers: 10000}.withDefaults()
+	ok := func(users int) window { return window{Requests: 25 * int64(users)} }
+	grow := func(c *controller, users int) []int {
+		var steps []int
+		for range 4 {
+			delta, kind, _, cause := c.decide(ok(users), users, false)
+			if kind != Grow {
+				t.Fatalf("%d users: %s %q, want a step up", users, kind, cause)
+			}
+			steps = append(steps, delta)
+			users += delta
+		}
+		return steps
+	}
+	for _, c := range []struct {
+		name   string
+		w      window
+		steps  []int // the next four steps up from 100 users
+		reason string
+	}{
+		{"slow", window{Requests: 1000, Slow: 200}, []int{7, 7, 8, 8}, "slow"},
+		{"timeouts", window{Requests: 1000, Timeouts: 1}, []int{7, 7, 8, 8}, "timeouts"},
+		{"the benchmarker's timers", window{Requests: 1000, Ticks: 100, LateTicks: 10, CPU: 1900 * time.Millisecond, Span: time.Second}, []int{7, 14, 31, 76}, "benchmarker"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctl := newController(p, 2)
+			if _, kind, reason, cause := ctl.decide(c.w, 100, false); kind != Shrink || reason != c.reason {
+				t.Fatalf("%s %s %q, want a shrink for %s", kind, reason, cause, c.reason)
+			}
+			if got := grow(ctl, 100); !slices.Equal(got, c.steps) {
+				t.Errorf("steps %v, want %v", got, c.steps)
+			}
+		})
 	}
 }
 
@@ -393,10 +435,10 @@ func TestControllerWhileArriving(t *testing.T) {
 	if d, kind, _, _ := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 3}, 20, true); d != 0 || kind != wait {
 		t.Errorf("arriving, the benchmarker a little late: %+d %s", d, kind)
 	}
-	if d, kind, _, cause := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 6}, 20, true); d != -4 || kind != Shrink || !strings.Contains(cause, "timers") {
+	if d, kind, _, cause := c.decide(window{Requests: 100, Ticks: 100, LateTicks: 6}, 20, true); d != -2 || kind != Shrink || !strings.Contains(cause, "timers") {
 		t.Errorf("arriving, the benchmarker lagging: %+d %s %q", d, kind, cause)
 	}
-	if d, kind, _, cause := c.decide(window{Requests: 100, Timeouts: 1}, 20, true); d != -4 || kind != Shrink {
+	if d, kind, _, cause := c.decide(window{Requests: 100, Timeouts: 1}, 20, true); d != -2 || kind != Shrink {
 		t.Errorf("arriving, a timeout: %+d %s %q", d, kind, cause)
 	}
 	if d, kind, _, _ := c.decide(healthy, 16, false); d != 1 || kind != Grow {
@@ -427,9 +469,9 @@ func TestControllerStarvedHolds(t *testing.T) {
 	}{
 		{"starved at 11% of 2 cores: hold", 0.11, false, 0, Hold, "while it used 11% of its 2 core(s), under 85%: other work took them"},
 		{"starved at 60%: hold", 0.6, false, 0, Hold, "while it used 60% of its 2 core(s)"},
-		{"saturated at 90%: remove a fifth", 0.9, false, -8, Shrink, "timers fired 20ms late or more in 6.0%"},
+		{"saturated at 90%: remove a tenth", 0.9, false, -4, Shrink, "timers fired 20ms late or more in 6.0%"},
 		{"starved while users arrive: keep waiting for them", 0.6, true, 0, wait, ""},
-		{"saturated while users arrive: the newest never come", 0.9, true, -8, Shrink, "timers"},
+		{"saturated while users arrive: the newest never come", 0.9, true, -4, Shrink, "timers"},
 	}
 	for _, tc := range cases {
 		c := newController(p, 2)
@@ -446,8 +488,8 @@ func TestControllerStarvedHolds(t *testing.T) {
 	unknown.Span = 0
 	c := newController(p, 2)
 	c.decide(unknown, 40, false)
-	if delta, kind, _, _ := c.decide(unknown, 40, false); delta != -8 || kind != Shrink {
-		t.Errorf("lateness at an unknown CPU use: %+d %s; want -8 shrink", delta, kind)
+	if delta, kind, _, _ := c.decide(unknown, 40, false); delta != -4 || kind != Shrink {
+		t.Errorf("lateness at an unknown CPU use: %+d %s; want -4 shrink", delta, kind)
 	}
 	var summary strings.Builder
 	if err := (&Result{Load: []LoadChange{{Kind: Hold, Reason: "starved", Times: 3}}, LimitedBy: map[string]int{"starved": 3}}).WriteSummary(&summary); err != nil ||
