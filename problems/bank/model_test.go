@@ -309,7 +309,7 @@ func TestManualStatesThePool(t *testing.T) {
 		fmt.Sprintf("one of the %s addresses `192.168.X.Y` (`Y` from 1 to 254, every `X` but %d)", thousands(len(loadAddrs())), preCheckNet),
 		fmt.Sprintf("accounts %s to %s and addresses `192.168.%d.1`", thousands(loadAccounts+1), thousands(data.Default().Users), preCheckNet),
 		fmt.Sprintf("only while %s other addresses stay free", thousands(addrReserve)),
-		fmt.Sprintf("doubling while responses stay fast (up to %s users:", thousands(maxUsers)),
+		fmt.Sprintf("and a sixteenth from then on (up to %s users:", thousands(maxUsers)),
 		fmt.Sprintf("The load starts with %d users.", startUsers),
 	} {
 		if !strings.Contains(text, want) {
