@@ -64,6 +64,13 @@ type Apps struct {
 	// runs mostly wait (for the manual's freshness promises to pass, say),
 	// not one whose apps' start or slowest pages take the machine.
 	ConformanceWidth int
+	// ServerWidth is how many of Conformance's runs on the test binary's
+	// one MariaDB go at once; 0 is as many as ConformanceWidth. 1 suits a
+	// problem whose pre-check must not wait inside that server behind
+	// another run's load: bank's reference scans its whole log for every
+	// login, and its Python app's /report, a scan of that log in one
+	// request, took over 10 s beside such a load.
+	ServerWidth int
 
 	// turns holds a token for each run in its load phase (LoadTurn).
 	turns chan struct{}

@@ -3,8 +3,13 @@ package apptest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/tunecon/tunecon/kit"
 )
 
 // TestRenameCargoPackage: a copy of a Rust app gets a name of its own in
@@ -72,5 +77,67 @@ func TestPatchedNodeApp(t *testing.T) {
 		if _, err := os.Lstat(filepath.Join(dst, name)); err == nil {
 			t.Errorf("the copy holds %s", name)
 		}
+	}
+}
+
+// TestConformanceRunsAlternate: Conformance's runs on the shared MariaDB,
+// which may go one at a time (ServerWidth), alternate with the others from the start, and
+// the tuned solution runs once, on the first store.
+func TestConformanceRunsAlternate(t *testing.T) {
+	a := New(kit.Problem{Langs: []string{"go", "python", "rust"}, Stores: []string{kit.StoreSQLite, kit.StoreMariaDB}, Tuned: "solutions"})
+	want := []conformanceRun{
+		{"go", kit.StoreMariaDB}, {"go", kit.StoreSQLite},
+		{"python", kit.StoreMariaDB}, {"python", kit.StoreSQLite},
+		{"rust", kit.StoreMariaDB}, {"rust", kit.StoreSQLite},
+		{kit.TunedLang, kit.StoreSQLite},
+	}
+	if got := a.conformanceRuns(); !slices.Equal(got, want) {
+		t.Errorf("runs %v, want %v", got, want)
+	}
+}
+
+// TestSideBySideKeepsItsWidths: sideBySide runs every run once, never more
+// than width at a time nor more than server on MariaDB, and fills both.
+func TestSideBySideKeepsItsWidths(t *testing.T) {
+	var runs []conformanceRun
+	for _, lang := range []string{"go", "python", "rust", "node"} {
+		runs = append(runs, conformanceRun{lang, kit.StoreMariaDB}, conformanceRun{lang, kit.StoreSQLite})
+	}
+	var mu sync.Mutex
+	var going, maria, mostGoing, mostMaria int
+	ran := map[conformanceRun]int{}
+	full := make(chan struct{}) // closed once three go side by side
+	sideBySide(slices.Clone(runs), 3, 1, func(x conformanceRun) {
+		mu.Lock()
+		ran[x]++
+		going++
+		if going == 3 && mostGoing < 3 {
+			close(full)
+		}
+		mostGoing = max(mostGoing, going)
+		if x.store == kit.StoreMariaDB {
+			maria++
+			mostMaria = max(mostMaria, maria)
+		}
+		mu.Unlock()
+		select {
+		case <-full:
+		case <-time.After(10 * time.Second):
+			t.Error("three runs never went side by side")
+		}
+		mu.Lock()
+		going--
+		if x.store == kit.StoreMariaDB {
+			maria--
+		}
+		mu.Unlock()
+	})
+	for _, x := range runs {
+		if ran[x] != 1 {
+			t.Errorf("%v ran %d times, want once", x, ran[x])
+		}
+	}
+	if mostGoing != 3 || mostMaria != 1 {
+		t.Errorf("at most %d side by side and %d on MariaDB, want 3 and 1", mostGoing, mostMaria)
 	}
 }

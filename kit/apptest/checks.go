@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -59,39 +60,99 @@ const conformanceGrowth = 4
 // each app is stopped and started again (kit.RestartBetween), and the final
 // check reads what it kept. The runs go ConformanceWidth at a time, at most
 // two of them loading (LoadTurn), and before the package's parallel tests:
-// each has an app of its own.
+// each has an app of its own; those on the test binary's one MariaDB go
+// ServerWidth at a time.
 func (a *Apps) Conformance(t *testing.T, load time.Duration, tags ...string) {
 	sc, err := a.Problem.Scenario()
 	if err != nil {
 		t.Fatal(err)
 	}
 	limit := engine.WithMaxWorkload(conformanceGrowth * sc.Meta().Load.StartUsers)
-	width := make(chan struct{}, cmp.Or(a.ConformanceWidth, loadTurns))
-	type app struct{ lang, store string }
-	var all []app
-	for _, store := range a.Problem.Stores {
-		for _, lang := range a.Problem.Langs {
-			all = append(all, app{lang, store})
+	width := cmp.Or(a.ConformanceWidth, loadTurns)
+	// t.Run from goroutines of the test's own: its subtests go side by side
+	// without t.Parallel, which would hold them to go test's -parallel and
+	// start them only after this test.
+	sideBySide(a.conformanceRuns(), width, cmp.Or(a.ServerWidth, width), func(x conformanceRun) {
+		t.Run(x.lang+"+"+x.store, func(t *testing.T) {
+			s := a.start(t, x.lang, x.store, "")
+			ExpectClean(t, Bench(t, a.Problem, s.url, load, limit, a.LoadTurn(), kit.RestartBetween(s.app)), tags...)
+		})
+	})
+}
+
+// sideBySide calls run for each of runs in goroutines of its own, width at a
+// time and at most server of those on MariaDB, and returns when all have
+// returned. When one returns, the first of the rest that may start starts.
+func sideBySide(runs []conformanceRun, width, server int, run func(conformanceRun)) {
+	var (
+		mu                sync.Mutex
+		done              = sync.NewCond(&mu)
+		going, goingMaria int
+		wg                sync.WaitGroup
+	)
+	mayStart := func(x conformanceRun) bool {
+		return going < width && (x.store != kit.StoreMariaDB || goingMaria < server)
+	}
+	for len(runs) > 0 {
+		mu.Lock()
+		i := slices.IndexFunc(runs, mayStart)
+		for ; i < 0; i = slices.IndexFunc(runs, mayStart) {
+			done.Wait()
 		}
-	}
-	if a.Problem.Tuned != "" {
-		all = append(all, app{kit.TunedLang, a.Problem.Stores[0]})
-	}
-	var wg sync.WaitGroup
-	for _, x := range all {
-		width <- struct{}{}
-		// t.Run from goroutines of the test's own: its subtests go side by
-		// side without t.Parallel, which would hold them to go test's
-		// -parallel and start them only after this test.
+		x := runs[i]
+		runs = slices.Delete(runs, i, i+1)
+		maria := x.store == kit.StoreMariaDB
+		going++
+		if maria {
+			goingMaria++
+		}
+		mu.Unlock()
 		wg.Go(func() {
-			defer func() { <-width }()
-			t.Run(x.lang+"+"+x.store, func(t *testing.T) {
-				s := a.start(t, x.lang, x.store, "")
-				ExpectClean(t, Bench(t, a.Problem, s.url, load, limit, a.LoadTurn(), kit.RestartBetween(s.app)), tags...)
-			})
+			defer func() {
+				mu.Lock()
+				going--
+				if maria {
+					goingMaria--
+				}
+				done.Signal()
+				mu.Unlock()
+			}()
+			run(x)
 		})
 	}
 	wg.Wait()
+}
+
+// conformanceRun is one app of Conformance: a language on a store.
+type conformanceRun struct{ lang, store string }
+
+// conformanceRuns lists Conformance's runs, those on MariaDB and the others
+// in turn, so that each kind has one going from the start when MariaDB's go
+// one at a time.
+func (a *Apps) conformanceRuns() []conformanceRun {
+	var shared, own []conformanceRun
+	for _, store := range a.Problem.Stores {
+		for _, lang := range a.Problem.Langs {
+			if store == kit.StoreMariaDB {
+				shared = append(shared, conformanceRun{lang, store})
+			} else {
+				own = append(own, conformanceRun{lang, store})
+			}
+		}
+	}
+	if a.Problem.Tuned != "" {
+		own = append(own, conformanceRun{kit.TunedLang, a.Problem.Stores[0]})
+	}
+	var all []conformanceRun
+	for i := range max(len(shared), len(own)) {
+		if i < len(shared) {
+			all = append(all, shared[i])
+		}
+		if i < len(own) {
+			all = append(all, own[i])
+		}
+	}
+	return all
 }
 
 // CheckManifest checks that the manifest the benchmarker embeds is exactly
