@@ -11,9 +11,10 @@ import (
 
 // TestConformance runs the pre-check and a short load against every
 // language and store, and the Go app behind nginx with the sample
-// configuration: each must pass with 0 fails.
+// configuration: each must pass with 0 fails, the apps scoring pages,
+// comments and articles.
 func TestConformance(t *testing.T) {
-	apps.Conformance(t, 10*time.Second, "page")
+	apps.Conformance(t, 10*time.Second, "page", "comment", "article")
 	t.Run("go+sqlite+nginx", func(t *testing.T) {
 		apptest.ExpectClean(t, bench(t, behindNginx(t, startApp(t, "go", "sqlite")), 10*time.Second), "page")
 	})
