@@ -33,7 +33,7 @@ func bench(t *testing.T, target *url.URL, load time.Duration, opts ...engine.Opt
 // app's load.
 func TestConformance(t *testing.T) {
 	apps.ServerWidth = 1
-	apps.Conformance(t, 15*time.Second, "login", "refusal")
+	apps.Conformance(t, 10*time.Second, "login", "refusal")
 }
 
 // TestAppClockOffIsAllowedFor: a correct app on a host whose clock is 1.5 s
