@@ -64,7 +64,8 @@ deps-system: ## as root: apt-get install MariaDB, PostgreSQL, nginx, Chromium an
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null
 
 # The suite in two steps. First every problem's apps build (tools/apps, as
-# make apps, at a lower priority, its output in build/apps.log) while the
+# make apps, at a lower priority, its output in build/apps.log), and then the
+# Go apps' own modules test (test-webapps, build/webapps.log), while the
 # checks and the tests that start no app run beside them: a Rust app's first
 # build takes minutes of both cores, and the kit's packages (engine, portal,
 # command, kit, tools) and the problems' data, services and keys load no
@@ -73,16 +74,18 @@ deps-system: ## as root: apt-get install MariaDB, PostgreSQL, nginx, Chromium an
 # runs against reference apps are what sharing it breaks (at -p 2, bank's
 # Python /report and dashboard's Python final check timed out).
 test: deps deps-system ## the whole test suite (what CI runs)
-	@mkdir -p build; rm -f build/test-go-*.json
-	@echo "building every problem's apps beside the checks and the kit's tests (output in build/apps.log)"; \
-	nice -n 10 $(GO) run ./tools/apps >build/apps.log 2>&1 & apps=$$!; \
-	$(MAKE) --no-print-directory lint test-deploy test-kit test-webapps; checks=$$?; \
-	wait $$apps; built=$$?; grep -E '^[a-z]+ [a-z]+: (built|not built)' build/apps.log; \
-	if [ $$built != 0 ]; then cat build/apps.log; echo "make test: building the apps failed (above)"; exit 1; fi; \
+	@mkdir -p build; rm -f build/test-go-*.json build/apps.status
+	@echo "building every problem's apps, then testing the Go apps' own modules, beside the checks and the kit's tests (output in build/apps.log, build/webapps.log)"; \
+	(nice -n 10 $(GO) run ./tools/apps >build/apps.log 2>&1; echo $$? >build/apps.status; \
+	 nice -n 10 $(MAKE) --no-print-directory test-webapps >build/webapps.log 2>&1) & beside=$$!; \
+	$(MAKE) --no-print-directory lint test-deploy test-kit; checks=$$?; \
+	wait $$beside; webapps=$$?; built=$$(cat build/apps.status); cat build/webapps.log; \
+	grep -E '^[a-z]+ [a-z]+: (built|not built)' build/apps.log; \
+	if [ "$$built" != 0 ]; then cat build/apps.log; echo "make test: building the apps failed (above)"; exit 1; fi; \
 	$(MAKE) --no-print-directory test-problems; problems=$$?; \
 	$(MAKE) --no-print-directory test-exhaustive; exhaustive=$$?; \
 	$(MAKE) --no-print-directory slowest; \
-	[ $$checks = 0 ] && [ $$problems = 0 ] && [ $$exhaustive = 0 ]
+	[ $$checks = 0 ] && [ $$webapps = 0 ] && [ $$problems = 0 ] && [ $$exhaustive = 0 ]
 
 # gotestsum prints each package's result and each failure's output, keeps
 # every test's events in build/test-go-*.json, and slowest lists the tests
