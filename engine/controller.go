@@ -442,6 +442,8 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 	case ev.lateShare() > maxLateShare/4:
 		c.step = p.Growth * minStepShare
 		why += "; the benchmarker's timers came late now and then: smallest step"
+	case c.fellBehind:
+		why += "; the target fell behind earlier in the run: smallest step from then on"
 	case p.Knee == 0 && mean > kneeFloor && c.fastest > 0:
 		rise := float64(mean) / float64(c.fastest)
 		if taper := p.Growth * max(minStepShare, (kneeRise-rise)/(kneeRise-taperFrom)); taper < c.step {

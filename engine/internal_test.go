@@ -198,17 +198,18 @@ func TestControllerSmallStepsAfterFallingBehind(t *testing.T) {
 	t.Parallel()
 	p := LoadPolicy{StartUsers: 16, Evidence: 1, Growth: 1, MaxUsers: 10000}.withDefaults()
 	ok := func(users int) window { return window{Requests: 25 * int64(users)} }
-	grow := func(c *controller, users int) []int {
+	grow := func(c *controller, users int) ([]int, string) {
 		var steps []int
+		var why string
 		for range 4 {
 			delta, kind, _, cause := c.decide(ok(users), users, false)
 			if kind != Grow {
 				t.Fatalf("%d users: %s %q, want a step up", users, kind, cause)
 			}
-			steps = append(steps, delta)
+			steps, why = append(steps, delta), cause
 			users += delta
 		}
-		return steps
+		return steps, why
 	}
 	for _, c := range []struct {
 		name   string
@@ -225,8 +226,13 @@ func TestControllerSmallStepsAfterFallingBehind(t *testing.T) {
 			if _, kind, reason, cause := ctl.decide(c.w, 100, false); kind != Shrink || reason != c.reason {
 				t.Fatalf("%s %s %q, want a shrink for %s", kind, reason, cause, c.reason)
 			}
-			if got := grow(ctl, 100); !slices.Equal(got, c.steps) {
+			got, why := grow(ctl, 100)
+			if !slices.Equal(got, c.steps) {
 				t.Errorf("steps %v, want %v", got, c.steps)
+			}
+			// The step's message says why it stays the smallest.
+			if said := strings.Contains(why, "fell behind earlier"); said != (c.reason != "benchmarker") {
+				t.Errorf("the last step up says %q", why)
 			}
 		})
 	}
