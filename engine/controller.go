@@ -52,11 +52,19 @@ const (
 	// the rest is its margin for the connections new users open at once.
 	filesShare = 0.8
 	// minStepShare is the smallest step up, as a share of Growth: the step
-	// after the target fell behind or came near a limit.
+	// after the target fell behind, or after the benchmarker's timers came
+	// late.
 	minStepShare = 1.0 / 16
+	// kneeStepShare is the step up, as a share of Growth, near the target's
+	// capacity (slow requests near the limit, or a mean response past the
+	// knee) before it ever fell behind. The smallest step there made a run's
+	// score hang on the one noisy window that first crossed the knee: memo's
+	// reference climbed from 31 users at a sixteenth a step in one run, from
+	// 52 in another, and scored 15% less.
+	kneeStepShare = 1.0 / 8
 	// kneeShare is the share of SlowRequest the mean response time may
 	// reach before the controller takes the target to be near its capacity
-	// and grows by its smallest step: past its capacity an app's responses
+	// and grows by its knee step: past its capacity an app's responses
 	// slow down steeply as requests queue.
 	kneeShare = 0.25
 	// kneeRise is how many times its fastest mean response the target's mean
@@ -77,33 +85,34 @@ const (
 )
 
 // LoadPolicy is how the load controller sets the number of users to what the
-// target can serve. Every Interval it looks at the requests that started
-// since its last change. Users are removed (a Backoff share of them, never
-// below StartUsers) as soon as those requests had timeouts beyond
-// MaxTimeoutRate, or, after Evidence intervals, more than MaxSlowRate of them
-// were slower than SlowRequest; a request still in flight past SlowRequest
-// counts as slow at the next look, not when it ends. When that happens right
-// after a step up, before any decision held, the users go back to where the
-// step started if that removes more: the step took the target past what it
-// serves, and a Backoff share at a time would keep it there for seconds.
-// Users are added after Evidence healthy intervals in a row (requests
-// completed, no errors, under half the slow limit, fewer than MaxUsers
-// users, the benchmarker under SaturatedCPUShare of its cores): the step starts at Growth of the users, falls to a sixteenth of
-// that whenever the target fell behind or came near the slow limit, and
-// doubles after each step taken, up to Growth again, until the target first
-// falls behind (slow requests or timeouts): from then on every step is the
-// smallest, since the target has shown where its capacity lies, and a step
-// that doubled back to Growth only took it past again. A removed user
-// finishes the session it is in, and until those removed have left
-// (maxSettle intervals at most) only timeouts are acted on: their requests
-// are the past load's, not the removal's effect. Users added arrive one
-// after another, MaxArrivalRate a second, and until they all have, only
-// timeouts are acted on too. Zero fields take their Default constants.
+// target can serve. Every Interval it looks at the requests that started since
+// its last change. Users are removed (a Backoff share of them, never below
+// StartUsers) as soon as those requests had timeouts beyond MaxTimeoutRate, or,
+// after Evidence intervals, more than MaxSlowRate of them were slower than
+// SlowRequest; a request still in flight past SlowRequest counts as slow at the
+// next look, not when it ends. When that happens right after a step up, before
+// any decision held, the users go back to where the step started if that
+// removes more: the step took the target past what it serves, and a Backoff
+// share at a time would keep it there for seconds. Users are added after
+// Evidence healthy intervals in a row (requests completed, no errors, under
+// half the slow limit, fewer than MaxUsers users, the benchmarker under
+// SaturatedCPUShare of its cores): the step starts at Growth of the users,
+// falls to an eighth of that whenever the target comes near its capacity (near
+// the slow limit, or a mean response past the knee, below), to a sixteenth when
+// it falls behind, and doubles after each step taken, up to Growth again, until
+// the target first falls behind (slow requests or timeouts): from then on every
+// step is the smallest, since the target has shown where its capacity lies, and
+// a step that doubled back to Growth only took it past again. A removed user
+// finishes the session it is in, and until those removed have left (maxSettle
+// intervals at most) only timeouts are acted on: their requests are the past
+// load's, not the removal's effect. Users added arrive one after another,
+// MaxArrivalRate a second, and until they all have, only timeouts are acted on
+// too. Zero fields take their Default constants.
 //
 // Near capacity means, by default, a mean response over a quarter of
 // SlowRequest, or over four times the fastest mean seen (once past 10 ms):
 // responses that slow down as users are added are queueing. Between one and
-// a half and four times the fastest, the step tapers towards the smallest, in
+// a half and four times the fastest, the step tapers towards the knee's, in
 // proportion to the rise. Knee, when set, replaces both: only a mean response
 // over Knee is near capacity. It is for an app whose responses wait on other
 // services, whose mean rises and falls with what it has cached, not with its
@@ -283,6 +292,15 @@ func LimitReason(reason string) string {
 	return reason // "timeouts", "errors"
 }
 
+// kneeStep is the step up near the knee: kneeStepShare of Growth, or the
+// smallest once the target fell behind.
+func (c *controller) kneeStep() float64 {
+	if c.fellBehind {
+		return c.p.Growth * minStepShare
+	}
+	return c.p.Growth * kneeStepShare
+}
+
 // controller holds what the load controller remembers between decisions.
 type controller struct {
 	p       LoadPolicy
@@ -398,7 +416,7 @@ func (c *controller) decide(w window, users int, settling bool) (delta int, kind
 	case ev.Errors > 0:
 		return c.hold("errors", fmt.Sprintf("%d error(s) in the last %s", ev.Errors, time.Duration(seen)*p.Interval))
 	case float64(ev.Slow) > slowLimit/2:
-		c.step = p.Growth * minStepShare
+		c.step = min(c.step, c.kneeStep())
 		return c.hold("near", fmt.Sprintf("%.1f%% of %d requests slower than %s, near the limit of %.1f%%%s", ev.slowPct(), ev.Requests, p.SlowRequest, 100*p.MaxSlowRate, ev.stuckWhy()))
 	case users >= p.MaxUsers:
 		return c.hold("max", fmt.Sprintf("at the maximum of %d users", p.MaxUsers))
@@ -434,11 +452,11 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 	}
 	switch {
 	case p.Knee > 0 && mean > p.Knee:
-		c.step = p.Growth * minStepShare
-		why += fmt.Sprintf("; near capacity (mean over %s): smallest step", p.Knee)
+		c.step = c.kneeStep()
+		why += fmt.Sprintf("; near capacity (mean over %s): a step of %.1f%%", p.Knee, 100*c.step)
 	case p.Knee == 0 && (float64(mean) > kneeShare*float64(p.SlowRequest) || (mean > kneeFloor && mean > kneeRise*c.fastest)):
-		c.step = p.Growth * minStepShare
-		why += fmt.Sprintf("; near capacity (fastest mean %s): smallest step", roundLatency(c.fastest))
+		c.step = c.kneeStep()
+		why += fmt.Sprintf("; near capacity (fastest mean %s): a step of %.1f%%", roundLatency(c.fastest), 100*c.step)
 	case ev.lateShare() > maxLateShare/4:
 		c.step = p.Growth * minStepShare
 		why += "; the benchmarker's timers came late now and then: smallest step"
@@ -446,7 +464,7 @@ func (c *controller) grow(ev window, seen, users int) (delta int, kind, reason, 
 		why += "; the target fell behind earlier in the run: smallest step from then on"
 	case p.Knee == 0 && mean > kneeFloor && c.fastest > 0:
 		rise := float64(mean) / float64(c.fastest)
-		if taper := p.Growth * max(minStepShare, (kneeRise-rise)/(kneeRise-taperFrom)); taper < c.step {
+		if taper := p.Growth * max(kneeStepShare, (kneeRise-rise)/(kneeRise-taperFrom)); taper < c.step {
 			c.step = taper
 			why += fmt.Sprintf("; the mean %.1f times the fastest (%s): a step of %.0f%%", rise, roundLatency(c.fastest), 100*taper)
 		}

@@ -11,4 +11,4 @@
 package engine
 
 // Version is the engine's version, recorded in every result.
-const Version = "0.2.0"
+const Version = "0.3.0"

@@ -352,17 +352,42 @@ func TestControllerMindsItsOpenFiles(t *testing.T) {
 // TestControllerKnee: once the mean response time passes a quarter of
 // SlowRequest, or four times the fastest mean seen, though no request is yet
 // slow, the target is near its capacity, and the controller takes its
-// smallest step; between one and a half and four times the fastest, the
-// step tapers towards it.
+// knee step, an eighth of Growth; between one and a half and four times the
+// fastest, the step tapers towards it. Once the target fell behind, the knee
+// step is the smallest, a sixteenth.
 func TestControllerKnee(t *testing.T) {
 	t.Parallel()
 	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults(), 0), []growthStep{
 		{10, 10 * time.Millisecond, 10, "healthy for 1s: 100 requests, mean response 10ms"},
 		{20, 15 * time.Millisecond, 20, "healthy"}, // one and a half times the fastest: the whole step
 		{40, 30 * time.Millisecond, 16, "the mean 3.0 times the fastest (10ms): a step of 40%"},
-		{56, 50 * time.Millisecond, 4, "near capacity (fastest mean 10ms): smallest step"}, // five times: 56/16
-		{60, 300 * time.Millisecond, 4, "near capacity"},                                   // over a quarter of 1s; the step is reset each time
-		{64, 20 * time.Millisecond, 8, "healthy for"},                                      // then doubles: 64/8
+		{56, 50 * time.Millisecond, 7, "near capacity (fastest mean 10ms): a step of 12.5%"}, // five times: 56/8
+		{63, 300 * time.Millisecond, 8, "near capacity"},                                     // over a quarter of 1s; the step is reset each time
+		{71, 20 * time.Millisecond, 18, "healthy for"},                                       // then doubles: 71/4
+	})
+}
+
+// TestControllerStepsNearCapacity: a hold near the slow limit cuts the next
+// step to the knee's eighth of Growth, which then doubles again; once the
+// target fell behind, a step near the knee is the smallest, a sixteenth.
+func TestControllerStepsNearCapacity(t *testing.T) {
+	t.Parallel()
+	p := LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1}.withDefaults()
+	c := newController(p, 0)
+	if _, kind, _, cause := c.decide(window{Requests: 100, Slow: 3}, 80, false); kind != Hold {
+		t.Fatalf("3%% slow: %s %q, want a hold near the limit", kind, cause)
+	}
+	checkGrowth(t, c, []growthStep{
+		{80, 10 * time.Millisecond, 10, "healthy"}, // 80/8
+		{90, 10 * time.Millisecond, 23, "healthy"}, // then doubles: 90/4
+	})
+	c = newController(p, 0)
+	if _, kind, _, cause := c.decide(window{Requests: 100, Slow: 50}, 100, false); kind != Shrink {
+		t.Fatalf("50%% slow: %s %q, want a shrink", kind, cause)
+	}
+	checkGrowth(t, c, []growthStep{
+		{90, 10 * time.Millisecond, 6, "fell behind earlier"}, // 90/16
+		{96, 50 * time.Millisecond, 6, "near capacity (fastest mean 10ms): a step of 6.2%"},
 	})
 }
 
@@ -373,8 +398,8 @@ func TestControllerKneeSet(t *testing.T) {
 	checkGrowth(t, newController(LoadPolicy{StartUsers: 10, Evidence: 1, Growth: 1, Knee: 250 * time.Millisecond}.withDefaults(), 0), []growthStep{
 		{10, 5 * time.Millisecond, 10, "healthy"},
 		{20, 200 * time.Millisecond, 20, "healthy"},                        // forty times the fastest, under the knee
-		{40, 300 * time.Millisecond, 3, "near capacity (mean over 250ms)"}, // 40/16
-		{43, 100 * time.Millisecond, 6, "healthy"},                         // then doubles: 43/8
+		{40, 300 * time.Millisecond, 5, "near capacity (mean over 250ms)"}, // 40/8
+		{45, 100 * time.Millisecond, 12, "healthy"},                        // then doubles: 45/4
 	})
 }
 
