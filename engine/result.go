@@ -121,26 +121,36 @@ type Repeat struct {
 // Summarize computes the scores' mean, sample standard deviation and
 // coefficient of variation.
 func Summarize(results []*Result) Repeat {
+	scores := make([]float64, len(results))
+	for i, res := range results {
+		scores[i] = res.Score
+	}
 	r := Repeat{Runs: results}
-	if len(results) == 0 {
-		return r
-	}
-	for _, res := range results {
-		r.Mean += res.Score
-	}
-	r.Mean /= float64(len(results))
-	for _, res := range results {
-		r.Stdev += (res.Score - r.Mean) * (res.Score - r.Mean)
-	}
-	if len(results) > 1 {
-		r.Stdev = math.Sqrt(r.Stdev / float64(len(results)-1))
-	} else {
-		r.Stdev = 0
-	}
-	if r.Mean > 0 {
-		r.CV = r.Stdev / r.Mean
-	}
+	r.Mean, r.Stdev, r.CV = Spread(scores)
 	return r
+}
+
+// Spread is the mean of xs, their sample standard deviation (0 for fewer
+// than two) and its share of the mean, the coefficient of variation (0
+// when the mean is not positive).
+func Spread(xs []float64) (mean, stdev, cv float64) {
+	if len(xs) == 0 {
+		return 0, 0, 0
+	}
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if len(xs) > 1 {
+		for _, x := range xs {
+			stdev += (x - mean) * (x - mean)
+		}
+		stdev = math.Sqrt(stdev / float64(len(xs)-1))
+	}
+	if mean > 0 {
+		cv = stdev / mean
+	}
+	return mean, stdev, cv
 }
 
 // Outcome is the worst outcome of the runs.

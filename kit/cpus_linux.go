@@ -79,3 +79,22 @@ func cpuNumbers(set unix.CPUSet) []int {
 	}
 	return cpus
 }
+
+// holdThread holds the calling thread, locked to its goroutine, to cpus
+// (none: as it is), and returns what gives it back its CPUs.
+func holdThread(cpus []int) (restore func() error, err error) {
+	if len(cpus) == 0 {
+		return func() error { return nil }, nil
+	}
+	var was, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		return nil, fmt.Errorf("reading a thread's CPUs: %w", err)
+	}
+	for _, cpu := range cpus {
+		set.Set(cpu)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("holding a thread to CPUs %s: %w", cpuList(cpus), err)
+	}
+	return func() error { return unix.SchedSetaffinity(0, &was) }, nil
+}

@@ -30,19 +30,26 @@ func main() {
 	}
 	seed := tool.Seed
 	reps := make([]engine.Repeat, len(apps))
+	var appSpeeds, benchSpeeds []float64
 	for i, app := range apps {
 		var results []*engine.Result
 		for k := range *runs {
 			tool.Seed = seed + uint64(k)
 			fmt.Fprintf(os.Stderr, "=== %s, %s app, run %d of %d, seed %d\n", p.Name, app.lang, k+1, *runs, tool.Seed)
+			appSpeed, benchSpeed := tool.Speed()
+			appSpeeds, benchSpeeds = append(appSpeeds, appSpeed), append(benchSpeeds, benchSpeed)
 			res := tool.Try(ctx, app.lang, "", os.Stderr)
-			fmt.Printf("%-9s run %d seed %-4d %-7s score %10.1f  users %d -> %d, at most %d; held back by: %s\n", app.name, k+1,
-				tool.Seed, res.Verdict(), res.Score, res.Workload.Start, res.Workload.Final, res.Workload.Peak, measure.HeldBack(res))
+			fmt.Printf("%-9s run %d seed %-4d %-7s score %10.1f  users %d -> %d, at most %d; held back by: %s; CPUs before it: app's %.0f MB/s, benchmarker's %.0f MB/s\n",
+				app.name, k+1, tool.Seed, res.Verdict(), res.Score, res.Workload.Start, res.Workload.Final, res.Workload.Peak, measure.HeldBack(res),
+				appSpeed, benchSpeed)
 			results = append(results, res)
 		}
 		reps[i] = engine.Summarize(results)
 		fmt.Printf("%-9s mean %.1f, stdev %.1f, outcome %s\n", app.name, reps[i].Mean, reps[i].Stdev, reps[i].Outcome())
 	}
+	_, _, appCV := engine.Spread(appSpeeds)
+	_, _, benchCV := engine.Spread(benchSpeeds)
+	fmt.Printf("CPU speed cv over the %d probes: app's CPUs %.1f%%, benchmarker's %.1f%%\n", len(appSpeeds), 100*appCV, 100*benchCV)
 	for i, app := range apps {
 		fmt.Printf("%s cv: %.1f%%\n", app.name, 100*reps[i].CV)
 	}

@@ -28,8 +28,8 @@ type Tool struct {
 	Duration time.Duration
 	Seed     uint64
 	// AppCPUs, when set, are the only CPUs the apps run on; the tool, and
-	// so the benchmarker, runs on the others (see kit.SplitCPUs).
-	AppCPUs string
+	// so the benchmarker, runs on BenchCPUs (see kit.SplitCPUs).
+	AppCPUs, BenchCPUs string
 }
 
 // Setup parses the common flags (-problem, -duration, -seed, -pin), tunes
@@ -52,7 +52,7 @@ func Setup(name string, pinByDefault bool) (context.Context, context.CancelFunc,
 			t.Fail(err)
 		}
 		fmt.Printf("%s (-pin=false, or make PIN=0, shares them)\n", split)
-		t.AppCPUs = split.Apps
+		t.AppCPUs, t.BenchCPUs = split.Apps, split.Bench
 	} else {
 		fmt.Println("not pinned: the apps and the benchmarker share every CPU")
 	}
@@ -82,6 +82,24 @@ func (t *Tool) Try(ctx context.Context, lang, db string, summary io.Writer) *eng
 		t.Fail(err)
 	}
 	return res
+}
+
+// speedRounds is how many probes of kit.CPUSpeed give one figure.
+const speedRounds = 5
+
+// Speed probes the speed of the apps' CPUs and of the benchmarker's
+// (kit.CPUSpeed; unpinned, both are every CPU of the tool), in MB/s, while no
+// app runs: a machine whose CPUs slow down between runs moves their scores
+// with them.
+func (t *Tool) Speed() (app, bench float64) {
+	app, err := kit.CPUSpeed(t.AppCPUs, speedRounds)
+	if err != nil {
+		t.Fail(err)
+	}
+	if bench, err = kit.CPUSpeed(t.BenchCPUs, speedRounds); err != nil {
+		t.Fail(err)
+	}
+	return app, bench
 }
 
 // Fail prints err under the tool's name and exits with status 1.
