@@ -44,14 +44,8 @@ func TestSplitCPUsHoldsEveryThread(t *testing.T) {
 			go func() { defer wg.Done(); time.Sleep(20 * time.Millisecond); _, _ = os.ReadDir("/proc/self/task") }()
 		}
 		wg.Wait()
-		tasks, _ := os.ReadDir("/proc/self/task")
-		for _, task := range tasks {
-			status, _ := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
-			for _, line := range strings.Split(string(status), "\n") {
-				if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-					fmt.Printf("thread %s on %s want %s\n", task.Name(), strings.TrimSpace(list), split.Bench)
-				}
-			}
+		for tid, list := range threadCPUs(t) {
+			fmt.Printf("thread %s on %s want %s\n", tid, list, split.Bench)
 		}
 		return
 	}
@@ -96,4 +90,27 @@ func expand(list string) string {
 		cpus = append(cpus, part)
 	}
 	return strings.Join(cpus, ",")
+}
+
+// threadCPUs maps each thread of this process to its CPUs, as /proc lists
+// them ("0-2,5").
+func threadCPUs(t *testing.T) map[string]string {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string]string{}
+	for _, task := range tasks {
+		status, err := os.ReadFile("/proc/self/task/" + task.Name() + "/status")
+		if err != nil {
+			continue // the thread ended
+		}
+		for _, line := range strings.Split(string(status), "\n") {
+			if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+				lists[task.Name()] = strings.TrimSpace(list)
+			}
+		}
+	}
+	return lists
 }
