@@ -5,7 +5,7 @@ BIN := bin
 PROBLEM ?= blog
 APT_PACKAGES_PERF := wrk
 
-.PHONY: help build test test-go test-kit test-problems test-exhaustive slowest test-webapps demo perf portal-perf headroom stability scores new-problem lint deps deps-rust deps-system apps \
+.PHONY: help build test test-go test-kit test-problems test-exhaustive slowest test-webapps demo perf portal-perf headroom stability steadiness scores new-problem lint deps deps-rust deps-system apps \
 	dist deploy-venv deploy-boot deploy-test test-deploy
 
 help: ## list the targets
@@ -150,6 +150,11 @@ PIN ?= 1
 
 stability: deps ## PROBLEM's reference and tuned apps RUNS times each (seeds 1..RUNS): scores, mean, stdev, CV
 	$(GO) run ./tools/stability -problem $(PROBLEM) -runs $(RUNS) -pin=$(PIN)
+
+MINUTES ?= 10
+
+steadiness: deps ## how steady this machine is: MINUTES of compute and memory work in turns, with their CVs
+	$(GO) run ./tools/steadiness -minutes $(MINUTES) -pin=$(PIN)
 
 portal-perf: deps ## the portal under 600 teams' browsers and 50 workers: p50/p99 of each page
 	$(GO) run ./tools/portalperf $(PORTAL_PERF_FLAGS)

@@ -13,12 +13,30 @@ import (
 
 // SplitCPUs puts the app and the benchmarker on separate CPUs, so that
 // neither takes the other's time, as a contest runs them on separate
-// machines: it splits the CPUs this process may use in two halves, holds
-// every thread of this process (the benchmarker) to the first, and returns
-// the second, the larger when they are odd, for the app (ServeConfig.CPUs).
-// With fewer than min CPUs, or without taskset to start the app on its
-// half, it pins nothing and says why.
+// machines: it splits the CPUs as PlanCPUs does, holds every thread of this
+// process (the benchmarker) to the first half, and returns the split, whose
+// second half is for the app (ServeConfig.CPUs).
 func SplitCPUs(min int) (CPUSplit, error) {
+	split, err := PlanCPUs(min)
+	if err != nil || !split.Pinned() {
+		return split, err
+	}
+	bench, _ := parseCPUList(split.Bench)
+	var own unix.CPUSet
+	for _, cpu := range bench {
+		own.Set(cpu)
+	}
+	if err := pinThreads(&own); err != nil {
+		return CPUSplit{}, err
+	}
+	return split, nil
+}
+
+// PlanCPUs splits the CPUs this process may use in two halves, the first
+// for the benchmarker and the second, the larger when they are odd, for the
+// app, and holds no thread to either. With fewer than min CPUs, or without
+// taskset to start the app on its half, it splits nothing and says why.
+func PlanCPUs(min int) (CPUSplit, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return CPUSplit{}, fmt.Errorf("reading this process's CPUs: %w", err)
@@ -32,13 +50,6 @@ func SplitCPUs(min int) (CPUSplit, error) {
 		return CPUSplit{Why: "taskset is not installed (Debian package util-linux); the app and the benchmarker share every CPU"}, nil
 	}
 	bench, apps := splitCPUs(cpus)
-	var own unix.CPUSet
-	for _, cpu := range bench {
-		own.Set(cpu)
-	}
-	if err := pinThreads(&own); err != nil {
-		return CPUSplit{}, err
-	}
 	return CPUSplit{Bench: cpuList(bench), Apps: cpuList(apps)}, nil
 }
 

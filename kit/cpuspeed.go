@@ -35,14 +35,34 @@ func CPUSpeed(cpus string, rounds int) (float64, error) {
 	return speeds[len(speeds)/2], nil
 }
 
-// probeOnce hashes probeBytes on a thread of its own, held to cpus when
-// there are any. The thread gets its CPUs back before it runs anything
-// else; if it cannot, the goroutine ends locked to it, and the runtime
-// retires the thread with it.
+// probeOnce hashes probeBytes on a thread held to cpus.
 func probeOnce(cpus []int) (float64, error) {
+	return onThread(cpus, func() float64 {
+		buf := make([]byte, 1<<20)
+		start := time.Now()
+		for range probeBytes / len(buf) {
+			hashRound(buf)
+		}
+		return probeBytes / 1e6 / time.Since(start).Seconds()
+	})
+}
+
+// hashRound hashes buf, and changes it by the hash: each round depends on
+// the last.
+func hashRound(buf []byte) {
+	sum := sha256.Sum256(buf)
+	buf[0] ^= sum[0]
+}
+
+// onThread runs work on a thread of its own, held to cpus when there are
+// any, and returns what it returns. The thread gets its CPUs back before it
+// runs anything else; if it cannot, the goroutine ends locked to it, and the
+// runtime retires the thread with it. work does not run when the thread
+// cannot be held to cpus.
+func onThread(cpus []int, work func() float64) (float64, error) {
 	type result struct {
-		mbps float64
-		err  error
+		v   float64
+		err error
 	}
 	done := make(chan result, 1)
 	go func() {
@@ -53,22 +73,16 @@ func probeOnce(cpus []int) (float64, error) {
 			done <- result{err: err}
 			return
 		}
-		buf := make([]byte, 1<<20)
-		start := time.Now()
-		for range probeBytes / len(buf) {
-			sum := sha256.Sum256(buf)
-			buf[0] ^= sum[0] // each round depends on the last
-		}
-		mbps := probeBytes / 1e6 / time.Since(start).Seconds()
+		v := work()
 		if err := restore(); err != nil {
 			done <- result{err: fmt.Errorf("giving a thread its CPUs back: %w", err)}
 			return // still locked: the thread goes with the goroutine
 		}
 		runtime.UnlockOSThread()
-		done <- result{mbps: mbps}
+		done <- result{v: v}
 	}()
 	r := <-done
-	return r.mbps, r.err
+	return r.v, r.err
 }
 
 // parseCPUList reads a taskset list of CPU numbers ("1", "2,3"); "" is none.
