@@ -154,7 +154,7 @@ stability: deps ## PROBLEM's reference and tuned apps RUNS times each (seeds 1..
 MINUTES ?= 10
 
 steadiness: deps ## how steady this machine is: MINUTES of compute and memory work in turns, with their CVs
-	$(GO) run ./tools/steadiness -minutes $(MINUTES) -pin=$(PIN)
+	$(GO) run ./tools/steadiness -stretches $(MINUTES) -pin=$(PIN)
 
 portal-perf: deps ## the portal under 600 teams' browsers and 50 workers: p50/p99 of each page
 	$(GO) run ./tools/portalperf $(PORTAL_PERF_FLAGS)

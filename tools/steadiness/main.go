@@ -1,6 +1,6 @@
 // Command steadiness measures how steady this machine is for the two kinds
-// of work an app's score rests on: for -minutes minutes, a minute of each in
-// turn, it computes on data in the CPU's caches and walks memory far larger
+// of work an app's score rests on: for -stretches stretches of -interval
+// (ten of a minute by default), each kind in turn, it computes on data in the CPU's caches and walks memory far larger
 // than them (kit.WorkRates) on the app's CPUs and the benchmarker's at once,
 // as a run keeps both busy, and prints each minute's rates and, for each
 // kind, their coefficient of variation. A minute-long score of an app bound
@@ -19,14 +19,14 @@ import (
 )
 
 func main() {
-	minutes := flag.Int("minutes", 10, "minutes of work, alternating between the two kinds")
-	interval := flag.Duration("interval", time.Minute, "length of each stretch of one kind of work")
+	stretches := flag.Int("stretches", 10, "stretches of work, alternating between the two kinds")
+	interval := flag.Duration("interval", time.Minute, "length of each stretch")
 	pinned := flag.Bool("pin", true, "work on the halves of the CPUs that make headroom and make stability give the app and the benchmarker")
 	flag.Parse()
-	if *minutes < 4 {
-		fail(fmt.Errorf("-minutes must be at least 4 (two of each kind), got %d", *minutes))
+	if *stretches < 4 {
+		fail(fmt.Errorf("-stretches must be at least 4 (two of each kind), got %d", *stretches))
 	}
-	sets, names := []string{"", ""}, [2]string{"CPUs", "CPUs"}
+	sets, names := []string{"", ""}, [2]string{"thread 1 on any CPU", "thread 2 on any CPU"}
 	if *pinned {
 		// Only the work's threads are held to the halves. Held to the first
 		// half, this process would run Go code on only as many threads at
@@ -47,7 +47,7 @@ func main() {
 	units := map[string]string{kit.Compute: "MB/s", kit.Memory: "M steps/s"}
 	rates := map[string][2][]float64{}
 	kinds := []string{kit.Compute, kit.Memory}
-	for i := range *minutes {
+	for i := range *stretches {
 		kind := kinds[i%2]
 		r, err := kit.WorkRates(kind, sets, *interval)
 		if err != nil {
